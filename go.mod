@@ -1,0 +1,9 @@
+module github.com/blinksched/blink
+
+go 1.26
+
+require (
+	github.com/bits-and-blooms/bitset v1.29.0 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4 // indirect
+)

@@ -1,0 +1,141 @@
+package topology
+
+import "fmt"
+
+// Apply applies the Delta's operations in order, atomically: if a guard or any
+// operation's precondition fails, Apply returns an error wrapping ErrInvalid or
+// ErrStale that names the operation and what is wrong, and the State is left
+// exactly as it was (MarshalBinary is byte-identical).
+//
+// Cost: O(levels) per host touched, plus the pods of the jobs touched. A
+// single operation that can be validated before its first write (one pod
+// added, a job removed, a health change, a nomination) runs without the
+// undo journal; Apply then allocates nothing once the State's tables have
+// grown to their working size.
+func (s *State) Apply(d Delta) error {
+	for i, g := range d.Guards {
+		if g.Host < 0 || int(g.Host) >= s.t.NumHosts() {
+			return fmt.Errorf("%w: guard %d: host %d out of range", ErrInvalid, i, g.Host)
+		}
+		if s.hostGen[g.Host] != g.Gen {
+			return fmt.Errorf("%w: guard %d: host %s changed (generation %d, plan saw %d)",
+				ErrStale, i, s.t.HostName(g.Host), s.hostGen[g.Host], g.Gen)
+		}
+	}
+	if err := s.reserve(&d); err != nil {
+		return err
+	}
+	s.jr.on = s.needsJournal(&d)
+	if s.jr.on {
+		s.jr.reset()
+	}
+	for i := range d.Ops {
+		if err := s.apply(&d.Ops[i]); err != nil {
+			if s.jr.on {
+				s.jr.rollback()
+				s.jr.on = false
+			}
+			return fmt.Errorf("op %d (%s): %w", i, d.Ops[i].Kind, err)
+		}
+	}
+	s.jr.on = false
+	return nil
+}
+
+func (s *State) apply(op *Op) error {
+	switch op.Kind {
+	case OpAddJob:
+		return s.addJob(op.Job, &op.Info, op.Pods)
+	case OpRemoveJob:
+		return s.removeJob(op.Job)
+	case OpMoveJob:
+		return s.moveJob(op.Job, op.Pods)
+	case OpNominate:
+		return s.nominate(&op.Nomination)
+	case OpCancelNomination:
+		return s.cancelNomination(op.Job)
+	case OpExpireNominations:
+		s.expireNominations(op.Now)
+		return nil
+	case OpSetGPUHealth:
+		return s.setGPUHealth(op.GPU, op.Health)
+	case OpSetHostHealth:
+		return s.setHostHealthChecked(op.Host, op.Health)
+	case OpSetDomainHealth:
+		return s.setDomainHealth(op.Domain, op.Health)
+	}
+	return fmt.Errorf("%w: unknown operation kind %d", ErrInvalid, op.Kind)
+}
+
+// needsJournal: an operation that may fail after its first write, or any
+// operation followed by another, needs the undo journal.
+func (s *State) needsJournal(d *Delta) bool {
+	if len(d.Ops) != 1 {
+		return len(d.Ops) > 1
+	}
+	op := &d.Ops[0]
+	switch op.Kind {
+	case OpAddJob:
+		return len(op.Pods) > 1 || s.jobs[op.Job].nom >= 0
+	case OpMoveJob:
+		return true
+	}
+	return false
+}
+
+// reserve validates job ids and grows the job, pod and nomination tables to
+// what the Delta may need, before the first journaled write (journal entries
+// point into these slices). Growth changes no observable state.
+func (s *State) reserve(d *Delta) error {
+	maxJob, pods, noms := JobID(-1), 0, 0
+	for i := range d.Ops {
+		op := &d.Ops[i]
+		switch op.Kind {
+		case OpAddJob, OpRemoveJob, OpMoveJob, OpNominate, OpCancelNomination:
+			id := op.Job
+			if op.Kind == OpNominate {
+				id = op.Nomination.Job
+			}
+			if id < 0 || id > MaxJobID {
+				return fmt.Errorf("op %d (%s): %w: job id %d out of range 0…%d",
+					i, op.Kind, ErrInvalid, id, MaxJobID)
+			}
+			maxJob = max(maxJob, id)
+			pods += len(op.Pods)
+			if op.Kind == OpNominate {
+				noms++
+			}
+		}
+	}
+	for JobID(len(s.jobs)) <= maxJob {
+		s.jobs = append(s.jobs, jobRec{first: -1, last: -1, nom: -1})
+	}
+	if free := len(s.pods) - int(s.nPods); free < pods {
+		s.growPods(pods - free)
+	}
+	for dead := s.deadNoms(); dead < noms; dead++ {
+		s.noms = append(s.noms, nomRec{})
+	}
+	return nil
+}
+
+// growPods appends n free pod slots, linked so the lowest is taken first.
+func (s *State) growPods(n int) {
+	n = max(n, len(s.pods)/2, 16)
+	base := int32(len(s.pods))
+	for i := range n {
+		s.pods = append(s.pods, podRec{job: -1, jnext: base + int32(i) + 1})
+	}
+	s.pods[len(s.pods)-1].jnext = s.podFree
+	s.podFree = base
+}
+
+func (s *State) deadNoms() int {
+	n := 0
+	for i := range s.noms {
+		if !s.noms[i].live {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,57 @@
+package topology
+
+import (
+	"slices"
+
+	"github.com/bits-and-blooms/bitset"
+)
+
+// Clone returns an independent copy of the State (sharing the immutable
+// Tree): a copy of flat slices, for what-if planning. O(GPUs + pods).
+func (s *State) Clone() *State {
+	c := &State{t: s.t, nm: s.nm, nb: s.nb, podFree: s.podFree, nPods: s.nPods, nJobs: s.nJobs}
+	c.unused = slices.Clone(s.unused)
+	c.partial = slices.Clone(s.partial)
+	c.failed = slices.Clone(s.failed)
+	c.nominated = slices.Clone(s.nominated)
+	c.milli = slices.Clone(s.milli)
+	c.hostFlags = slices.Clone(s.hostFlags)
+	c.hostCPU = slices.Clone(s.hostCPU)
+	c.hostMem = slices.Clone(s.hostMem)
+	c.hostGen = slices.Clone(s.hostGen)
+	c.hostPods = slices.Clone(s.hostPods)
+	c.agg = s.agg.clone()
+	c.pods = slices.Clone(s.pods)
+	c.jobs = slices.Clone(s.jobs)
+	for i := range c.jobs {
+		c.jobs[i].info.Sets = slices.Clone(c.jobs[i].info.Sets)
+	}
+	c.noms = slices.Clone(s.noms)
+	for i := range c.noms {
+		c.noms[i].GPUs = slices.Clone(c.noms[i].GPUs)
+	}
+	return c
+}
+
+func (a *agg) clone() agg {
+	c := agg{
+		freeW:     slices.Clone(a.freeW),
+		hostFree:  slices.Clone(a.hostFree),
+		idleHostW: slices.Clone(a.idleHostW),
+		domFree:   slices.Clone(a.domFree),
+		domCap:    slices.Clone(a.domCap),
+		domIdle:   slices.Clone(a.domIdle),
+		domModel:  slices.Clone(a.domModel),
+		domHist:   slices.Clone(a.domHist),
+		domPre:    slices.Clone(a.domPre),
+		domShared: slices.Clone(a.domShared),
+		idle:      make([]*bitset.BitSet, len(a.idle)),
+		idleW:     make([][]uint64, len(a.idleW)),
+	}
+	c.free = bitset.From(c.freeW)
+	for l := range a.idleW {
+		c.idleW[l] = slices.Clone(a.idleW[l])
+		c.idle[l] = bitset.From(c.idleW[l])
+	}
+	return c
+}

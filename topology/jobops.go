@@ -1,0 +1,179 @@
+package topology
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
+	if s.jobs[id].live {
+		return fmt.Errorf("%w: job %d already present", ErrStale, id)
+	}
+	if err := s.validateJob(info, pods); err != nil {
+		return err
+	}
+	if len(pods) == 1 { // validate before any write: the journal-free path
+		if err := s.checkPod(id, info, &pods[0]); err != nil {
+			return fmt.Errorf("pod 0: %w", err)
+		}
+	}
+	if n := s.jobs[id].nom; n >= 0 { // the nominee is placed: release its reservation
+		s.releaseNomination(n)
+	}
+	rec := s.jobs[id]
+	rec.info = *info
+	rec.info.Sets = s.ownSets(rec.info.Sets[:0], info.Sets)
+	rec.live = true
+	s.wJob(id, rec) // placePod reads the job's attributes from here
+	first, last, err := s.placePods(id, pods, len(pods) > 1)
+	if err != nil {
+		return err
+	}
+	rec.first, rec.last, rec.n = first, last, int32(len(pods))
+	s.wJob(id, rec)
+	s.w32(&s.nJobs, s.nJobs+1)
+	return nil
+}
+
+// ownSets copies sets into the State's storage: into dst's capacity, or fresh
+// while journaling (a rollback restores old slice headers, whose backing
+// arrays must not have been overwritten).
+func (s *State) ownSets(dst, sets []PodSet) []PodSet {
+	if len(sets) == 0 {
+		return dst[:0]
+	}
+	if s.jr.on || cap(dst) < len(sets) {
+		dst = make([]PodSet, 0, len(sets))
+	}
+	return append(dst, sets...)
+}
+
+// placePodsChecked validates and places pods in rank order.
+func (s *State) placePodsChecked(id JobID, pods []Pod) (first, last int32, err error) {
+	return s.placePods(id, pods, true)
+}
+
+// placePods places pods in rank order (validating each first if check),
+// returning the first and last pod slots.
+func (s *State) placePods(id JobID, pods []Pod, check bool) (first, last int32, err error) {
+	info := &s.jobs[id].info
+	first, last = -1, -1
+	for i := range pods {
+		if check {
+			if err := s.checkPod(id, info, &pods[i]); err != nil {
+				return -1, -1, fmt.Errorf("pod %d: %w", i, err)
+			}
+		}
+		last = s.placePod(id, info, int32(i), pods[i], last)
+		if first < 0 {
+			first = last
+		}
+	}
+	return first, last, nil
+}
+
+func (s *State) validateJob(info *Job, pods []Pod) error {
+	if len(pods) == 0 {
+		return fmt.Errorf("%w: job has no pods", ErrInvalid)
+	}
+	hl := s.t.HostLevel()
+	for _, l := range []Level{info.Required, info.Preferred} {
+		if l < NoLevel || l > hl {
+			return fmt.Errorf("%w: level %d out of range (tree has levels 0…%d)", ErrInvalid, l, hl)
+		}
+	}
+	if len(info.Sets) == 0 {
+		return nil
+	}
+	rank := 0
+	for si, set := range info.Sets {
+		if set.Count < 0 || int(set.Count) > len(pods)-rank {
+			return fmt.Errorf("%w: pod sets count more pods than the %d given", ErrInvalid, len(pods))
+		}
+		if set.SliceLevel < NoLevel || set.SliceLevel > hl || set.SliceSize < 0 {
+			return fmt.Errorf("%w: pod set %d: bad slice (size %d, level %d)", ErrInvalid, si, set.SliceSize, set.SliceLevel)
+		}
+		for range set.Count {
+			p := &pods[rank]
+			if p.NumGPUs() != int(set.GPUs) || p.Milli != set.Milli || p.CPUMilli != set.CPUMilli || p.MemoryMiB != set.MemoryMiB {
+				return fmt.Errorf("%w: pod %d does not have the shape of pod set %d", ErrInvalid, rank, si)
+			}
+			rank++
+		}
+	}
+	if rank != len(pods) {
+		return fmt.Errorf("%w: pod sets count %d pods, %d given", ErrInvalid, rank, len(pods))
+	}
+	return nil
+}
+
+// checkPod validates pod p of job id against the State as it is now.
+func (s *State) checkPod(id JobID, info *Job, p *Pod) error {
+	t := s.t
+	h := p.Host
+	if h < 0 || int(h) >= t.NumHosts() {
+		return fmt.Errorf("%w: host %d out of range", ErrInvalid, h)
+	}
+	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
+	switch {
+	case p.GPUs&^hostMask(n) != 0:
+		return fmt.Errorf("%w: GPU %d out of range on host %s with %d GPUs",
+			ErrInvalid, 63-bits.LeadingZeros64(p.GPUs), t.HostName(h), n)
+	case p.Milli < 0 || p.Milli >= FullGPU:
+		return fmt.Errorf("%w: milli %d, want 0 (whole GPUs) or 1…999", ErrInvalid, p.Milli)
+	case p.Milli > 0 && bits.OnesCount64(p.GPUs) != 1:
+		return fmt.Errorf("%w: a fractional pod names exactly one GPU, got %d", ErrInvalid, bits.OnesCount64(p.GPUs))
+	case p.CPUMilli < 0 || p.MemoryMiB < 0:
+		return fmt.Errorf("%w: negative CPU or memory", ErrInvalid)
+	}
+	f := s.hostFlags[h]
+	switch {
+	case Health(f&flagHealthMask) != Healthy:
+		return fmt.Errorf("%w: host %s is %s", ErrStale, t.HostName(h), Health(f&flagHealthMask))
+	case f&flagExclusive != 0 && s.pods[s.hostPods[h]].job != id:
+		return fmt.Errorf("%w: host %s is held exclusively by job %d", ErrStale, t.HostName(h), s.pods[s.hostPods[h]].job)
+	case info.Exclusive && f&flagExclusive == 0 && s.hostPods[h] >= 0:
+		return fmt.Errorf("%w: exclusive job, host %s holds job %d", ErrStale, t.HostName(h), s.pods[s.hostPods[h]].job)
+	case p.CPUMilli > s.hostCPU[h]:
+		return fmt.Errorf("%w: host %s has %d milli-CPU free, pod needs %d", ErrStale, t.HostName(h), s.hostCPU[h], p.CPUMilli)
+	case p.MemoryMiB > s.hostMem[h]:
+		return fmt.Errorf("%w: host %s has %d MiB free, pod needs %d", ErrStale, t.HostName(h), s.hostMem[h], p.MemoryMiB)
+	}
+	if bad := getBits(s.failed, lo, n) & p.GPUs; bad != 0 {
+		return fmt.Errorf("%w: GPU %d of host %s failed", ErrStale, bits.TrailingZeros64(bad), t.HostName(h))
+	}
+	if p.Milli == 0 {
+		if busy := p.GPUs &^ getBits(s.unused, lo, n); busy != 0 {
+			return fmt.Errorf("%w: GPU %d of host %s is in use", ErrStale, bits.TrailingZeros64(busy), t.HostName(h))
+		}
+	} else if g := lo + bits.TrailingZeros64(p.GPUs); int32(s.milli[g]) < p.Milli {
+		return fmt.Errorf("%w: GPU %d of host %s has %d milli free, pod needs %d",
+			ErrStale, g-lo, t.HostName(h), s.milli[g], p.Milli)
+	}
+	claim := p.GPUs
+	if info.Exclusive {
+		claim = hostMask(n) // an exclusive host closes all of its GPUs to others
+	}
+	return s.checkNominated(id, info, h, claim)
+}
+
+// checkNominated rejects taking GPUs of host h (mask claim) nominated for a
+// job that id may not displace.
+func (s *State) checkNominated(id JobID, info *Job, h HostID, claim uint64) error {
+	lo, n := int(s.t.hostGPU[h]), s.t.HostGPUCount(h)
+	for m := getBits(s.nominated, lo, n) & claim; m != 0; m &= m - 1 {
+		g := GPUID(lo + bits.TrailingZeros64(m))
+		nom := &s.noms[s.nominationOf(g)]
+		if !mayTake(id, info, &nom.Nomination) {
+			return fmt.Errorf("%w: GPU %d of host %s is nominated for job %d (priority %d)",
+				ErrStale, int(g)-lo, s.t.HostName(h), nom.Job, nom.Priority)
+		}
+	}
+	return nil
+}
+
+// mayTake: the nominee itself, a strictly higher priority, or a job expected
+// to end by the nominee's ready time may use a nominated GPU.
+func mayTake(id JobID, info *Job, n *Nomination) bool {
+	return n.Job == id || info.Priority > n.Priority || (info.HasEnd && info.End <= n.Ready)
+}

@@ -1,0 +1,134 @@
+package topology
+
+// journal records the old value of every write while a multi-step Delta is
+// applied, so a failing step can restore the State exactly (rollback replays
+// each typed log backwards; every location lives in one log, so its oldest
+// value is restored last). Pointers stay valid because Apply reserves every
+// slice that could grow before the first write.
+type journal struct {
+	on   bool
+	u64  []jw[uint64]
+	i64  []jw[int64]
+	i32  []jw[int32]
+	u32  []jw[uint32]
+	u16  []jw[uint16]
+	u8   []jw[uint8]
+	pods []jw[podRec]
+	jobs []jw[jobRec]
+	noms []jw[nomRec]
+}
+
+type jw[T any] struct {
+	p *T
+	v T
+}
+
+func (j *journal) reset() {
+	j.u64, j.i64, j.i32, j.u32 = j.u64[:0], j.i64[:0], j.i32[:0], j.u32[:0]
+	j.u16, j.u8, j.pods, j.jobs, j.noms = j.u16[:0], j.u8[:0], j.pods[:0], j.jobs[:0], j.noms[:0]
+}
+
+func undo[T any](log []jw[T]) {
+	for i := len(log) - 1; i >= 0; i-- {
+		*log[i].p = log[i].v
+	}
+}
+
+func (j *journal) rollback() {
+	undo(j.u64)
+	undo(j.i64)
+	undo(j.i32)
+	undo(j.u32)
+	undo(j.u16)
+	undo(j.u8)
+	undo(j.pods)
+	undo(j.jobs)
+	undo(j.noms)
+}
+
+// Journaled writes. Every write to State goes through one of these.
+
+func (s *State) w64(p *uint64, v uint64) {
+	if s.jr.on {
+		s.jr.u64 = append(s.jr.u64, jw[uint64]{p, *p})
+	}
+	*p = v
+}
+
+func (s *State) wi64(p *int64, v int64) {
+	if s.jr.on {
+		s.jr.i64 = append(s.jr.i64, jw[int64]{p, *p})
+	}
+	*p = v
+}
+
+func (s *State) w32(p *int32, v int32) {
+	if s.jr.on {
+		s.jr.i32 = append(s.jr.i32, jw[int32]{p, *p})
+	}
+	*p = v
+}
+
+func (s *State) wu32(p *uint32, v uint32) {
+	if s.jr.on {
+		s.jr.u32 = append(s.jr.u32, jw[uint32]{p, *p})
+	}
+	*p = v
+}
+
+func (s *State) w16(p *uint16, v uint16) {
+	if s.jr.on {
+		s.jr.u16 = append(s.jr.u16, jw[uint16]{p, *p})
+	}
+	*p = v
+}
+
+func (s *State) w8(p *uint8, v uint8) {
+	if s.jr.on {
+		s.jr.u8 = append(s.jr.u8, jw[uint8]{p, *p})
+	}
+	*p = v
+}
+
+func (s *State) wPod(i int32, v podRec) {
+	p := &s.pods[i]
+	if s.jr.on {
+		s.jr.pods = append(s.jr.pods, jw[podRec]{p, *p})
+	}
+	*p = v
+}
+
+func (s *State) wJob(i JobID, v jobRec) {
+	p := &s.jobs[i]
+	if s.jr.on {
+		s.jr.jobs = append(s.jr.jobs, jw[jobRec]{p, *p})
+	}
+	*p = v
+}
+
+func (s *State) wNom(i int32, v nomRec) {
+	p := &s.noms[i]
+	if s.jr.on {
+		s.jr.noms = append(s.jr.noms, jw[nomRec]{p, *p})
+	}
+	*p = v
+}
+
+// setBits writes bits [lo, lo+n) of w to v (n ≤ 64), journaled.
+func (s *State) setBits(w []uint64, lo, n int, v uint64) {
+	if n == 0 {
+		return
+	}
+	m := hostMask(n)
+	v &= m
+	i, off := lo>>6, uint(lo)&63
+	if nw := (w[i] &^ (m << off)) | v<<off; nw != w[i] {
+		s.w64(&w[i], nw)
+	}
+	if int(off)+n > 64 {
+		sh := 64 - off
+		if nw := (w[i+1] &^ (m >> sh)) | v>>sh; nw != w[i+1] {
+			s.w64(&w[i+1], nw)
+		}
+	}
+}

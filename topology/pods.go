@@ -1,0 +1,181 @@
+package topology
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// placePod writes a validated pod of job id at rank, links it after pod slot
+// prev of the same job (-1: first), and returns its slot.
+func (s *State) placePod(id JobID, info *Job, rank int32, p Pod, prev int32) int32 {
+	t := s.t
+	h := p.Host
+	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
+	b := s.summarize(h)
+	if p.Milli == 0 {
+		for m := p.GPUs; m != 0; m &= m - 1 {
+			s.w16(&s.milli[lo+bits.TrailingZeros64(m)], 0)
+		}
+		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)&^p.GPUs)
+	} else {
+		s.takeMilli(lo, n, p.GPUs, int32(s.milli[lo+bits.TrailingZeros64(p.GPUs)])-p.Milli)
+	}
+	s.w32(&s.hostCPU[h], s.hostCPU[h]-p.CPUMilli)
+	s.w32(&s.hostMem[h], s.hostMem[h]-p.MemoryMiB)
+	switch {
+	case info.Exclusive && s.hostFlags[h]&flagExclusive == 0:
+		s.w8(&s.hostFlags[h], s.hostFlags[h]|flagExclusive)
+		if info.Preemptible {
+			s.addPre(h, info.Priority, int32(n))
+		}
+	case !info.Exclusive && info.Preemptible:
+		s.addPre(h, info.Priority, int32(bits.OnesCount64(p.GPUs)))
+	}
+	slot := s.podFree
+	s.w32(&s.podFree, s.pods[slot].jnext)
+	s.w32(&s.nPods, s.nPods+1)
+	rec := podRec{Pod: p, job: id, rank: rank, jnext: -1}
+	rec.next = s.linkOnHost(h, slot, id, rank)
+	s.wPod(slot, rec)
+	if prev >= 0 {
+		r := s.pods[prev]
+		r.jnext = slot
+		s.wPod(prev, r)
+	}
+	s.commit(h, b)
+	return slot
+}
+
+// takeMilli sets the free milli of the host's one GPU in mask m to v.
+func (s *State) takeMilli(lo, n int, m uint64, v int32) {
+	g := lo + bits.TrailingZeros64(m)
+	s.w16(&s.milli[g], uint16(v))
+	unused, partial := getBits(s.unused, lo, n)&^m, getBits(s.partial, lo, n)&^m
+	switch {
+	case v == FullGPU:
+		unused |= m
+	case v > 0:
+		partial |= m
+	}
+	s.setBits(s.unused, lo, n, unused)
+	s.setBits(s.partial, lo, n, partial)
+}
+
+// linkOnHost inserts slot into host h's pod list, ordered by (job, rank), by
+// writing its predecessor's link (or the list head); it returns the slot's
+// successor.
+func (s *State) linkOnHost(h HostID, slot int32, id JobID, rank int32) int32 {
+	prev, q := int32(-1), s.hostPods[h]
+	for q >= 0 && (s.pods[q].job < id || s.pods[q].job == id && s.pods[q].rank < rank) {
+		prev, q = q, s.pods[q].next
+	}
+	if prev < 0 {
+		s.w32(&s.hostPods[h], slot)
+	} else {
+		r := s.pods[prev]
+		r.next = slot
+		s.wPod(prev, r)
+	}
+	return q
+}
+
+// unlinkFromHost removes slot from its host's pod list.
+func (s *State) unlinkFromHost(h HostID, slot int32) {
+	prev, q := int32(-1), s.hostPods[h]
+	for q != slot {
+		prev, q = q, s.pods[q].next
+	}
+	if prev < 0 {
+		s.w32(&s.hostPods[h], s.pods[slot].next)
+	} else {
+		r := s.pods[prev]
+		r.next = s.pods[slot].next
+		s.wPod(prev, r)
+	}
+}
+
+// releasePod frees pod slot of a live job and returns the slot to the free
+// list.
+func (s *State) releasePod(slot int32) {
+	t := s.t
+	p := s.pods[slot]
+	h := p.Host
+	info := &s.jobs[p.job].info
+	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
+	b := s.summarize(h)
+	if p.Milli == 0 {
+		for m := p.GPUs; m != 0; m &= m - 1 {
+			s.w16(&s.milli[lo+bits.TrailingZeros64(m)], FullGPU)
+		}
+		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)|p.GPUs)
+	} else {
+		s.takeMilli(lo, n, p.GPUs, int32(s.milli[lo+bits.TrailingZeros64(p.GPUs)])+p.Milli)
+	}
+	s.w32(&s.hostCPU[h], s.hostCPU[h]+p.CPUMilli)
+	s.w32(&s.hostMem[h], s.hostMem[h]+p.MemoryMiB)
+	s.unlinkFromHost(h, slot)
+	switch {
+	case s.hostFlags[h]&flagExclusive != 0:
+		if s.hostPods[h] < 0 {
+			s.w8(&s.hostFlags[h], s.hostFlags[h]&^flagExclusive)
+			if info.Preemptible {
+				s.addPre(h, info.Priority, -int32(n))
+			}
+		}
+	case info.Preemptible:
+		s.addPre(h, info.Priority, -int32(bits.OnesCount64(p.GPUs)))
+	}
+	s.wPod(slot, podRec{job: -1, next: -1, jnext: s.podFree})
+	s.w32(&s.podFree, slot)
+	s.w32(&s.nPods, s.nPods-1)
+	s.commit(h, b)
+}
+
+// releasePods frees every pod of job id (its record keeps its attributes).
+func (s *State) releasePods(id JobID) {
+	for p := s.jobs[id].first; p >= 0; {
+		next := s.pods[p].jnext
+		s.releasePod(p)
+		p = next
+	}
+}
+
+func (s *State) removeJob(id JobID) error {
+	if !s.jobs[id].live {
+		return fmt.Errorf("%w: job %d not present", ErrStale, id)
+	}
+	s.releasePods(id)
+	rec := s.jobs[id]
+	rec.live, rec.first, rec.last, rec.n = false, -1, -1, 0
+	s.wJob(id, rec)
+	s.w32(&s.nJobs, s.nJobs-1)
+	return nil
+}
+
+func (s *State) moveJob(id JobID, pods []Pod) error {
+	rec := s.jobs[id]
+	if !rec.live {
+		return fmt.Errorf("%w: job %d not present", ErrStale, id)
+	}
+	if int(rec.n) != len(pods) {
+		return fmt.Errorf("%w: job %d has %d pods, move gives %d", ErrInvalid, id, rec.n, len(pods))
+	}
+	i := 0
+	for p := rec.first; p >= 0; p = s.pods[p].jnext {
+		old, nw := &s.pods[p].Pod, &pods[i]
+		if old.NumGPUs() != nw.NumGPUs() || old.Milli != nw.Milli || old.CPUMilli != nw.CPUMilli || old.MemoryMiB != nw.MemoryMiB {
+			return fmt.Errorf("%w: pod %d changes shape", ErrInvalid, i)
+		}
+		i++
+	}
+	s.releasePods(id)
+	rec.first, rec.last = -1, -1
+	s.wJob(id, rec)
+	first, last, err := s.placePodsChecked(id, pods)
+	if err != nil {
+		return err
+	}
+	rec.first, rec.last = first, last
+	s.wJob(id, rec)
+	return nil
+}
