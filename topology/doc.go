@@ -1,0 +1,52 @@
+// Package topology owns the cluster model every Blink planner reads: the
+// immutable Tree and the mutable State, and the only way the State changes,
+// State.Apply(Delta).
+//
+// # Tree
+//
+// Domain levels are named root-first (e.g. block, su, rack) below an implicit
+// root (level 0, one domain) and above the implicit host level. Domains of a
+// level are numbered depth-first in order of first appearance in the builder's
+// input, so every domain covers a contiguous interval of child domains, hosts
+// (Tree.Hosts) and GPUs (Tree.GPUs): "the GPUs of rack r" is an interval, and
+// scans over bitsets replace pointer chasing. The Tree is struct-of-arrays:
+// one []int32 per field, names interned to dense ids at build time. Builders:
+// BuildShape (levels × fan-outs × GPUs per host) and BuildHosts (a host list
+// with one label per level, as Kubernetes node labels under a Kueue Topology).
+//
+// # State
+//
+// Primary data: per GPU its free milli-GPU (FullGPU when unused), failed and
+// nominated bits; per host its health, exclusivity, free CPU and memory,
+// generation, and pods; the jobs (dense caller-chosen JobIDs) with their pods
+// in rank order; the nominations. Derived data, kept incrementally in
+// O(levels) per host touched: the free-mask (a bits-and-blooms BitSet: a GPU
+// is free when unused, healthy, not nominated, on a healthy host no job holds
+// exclusively), per-host free counts and idleness, and per domain: free GPUs
+// (per model where models mix), healthy capacity, idle hosts, a histogram of
+// hosts by free GPUs (PodCapacity reads "how many g-GPU pods fit" from it),
+// free milli on shared GPUs, GPUs held by preemptible jobs per priority bucket,
+// and per level a bitset of entirely idle domains. Check recomputes all
+// derived data from the primary data and reports the first difference.
+//
+// # Deltas
+//
+// A Delta is an ordered list of operations (add, remove or move a job;
+// nominate, cancel, expire; set the health of a GPU, host or domain), plus
+// optional per-host generation guards. Apply validates each operation against
+// the State as the previous operations left it; if anything fails it returns
+// an error wrapping ErrInvalid (malformed input) or ErrStale (a precondition
+// no longer holds) and restores the State exactly, from an undo journal of
+// every write. Staleness is per host (generations) and per resource, never a
+// global version, so independent plans made in one cycle can all be applied.
+//
+// # Nominations
+//
+// A nomination reserves GPUs for a job (a preemptor waiting for its victims to
+// terminate). Nominated GPUs leave the free aggregates, whether free now or
+// still held; only the nominee, a strictly higher priority, or a job expected
+// to end at or before the nomination's ready time may take them. Adding the
+// nominee's job releases its nomination; ExpireNominations(now) drops the
+// expired ones (time is the caller's abstract value; the package reads no
+// clock).
+package topology
