@@ -21,8 +21,9 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 		s.releaseNomination(n)
 	}
 	rec := s.jobs[id]
+	own := rec.info.Sets[:0] // the State's storage from this id's last job
 	rec.info = *info
-	rec.info.Sets = s.ownSets(rec.info.Sets[:0], info.Sets)
+	rec.info.Sets = s.ownSets(own, info.Sets)
 	rec.live = true
 	s.wJob(id, rec) // placePod reads the job's attributes from here
 	first, last, err := s.placePods(id, pods, len(pods) > 1)

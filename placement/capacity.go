@@ -1,0 +1,213 @@
+package placement
+
+import (
+	"math/bits"
+
+	"github.com/blinksched/blink/topology"
+)
+
+func popcount(m uint64) int { return bits.OnesCount64(m) }
+
+// hostOK: host h may take pods of this gang at all — healthy, eligible, of an
+// acceptable model, not held exclusively by another job, and for an
+// exclusive gang free of other jobs' pods and of nominations it may not take.
+func (v *Solver) hostOK(h topology.HostID) bool {
+	s := v.s
+	if s.HostHealth(h) != topology.Healthy || !v.modelOK[v.t.HostModel(h)] {
+		return false
+	}
+	if e := v.r.Eligible; e != nil && e[h>>6]&(1<<(uint(h)&63)) == 0 {
+		return false
+	}
+	if j, held := s.HostExclusive(h); held && j != v.r.Job {
+		return false
+	}
+	if v.r.Exclusive {
+		if v.ovAt(h) < 0 && s.HostHasPods(h) {
+			return false
+		}
+		if s.HostNominatedMask(h)&^v.extraMask(h) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// baseMask is host h's whole GPUs free for this gang before this attempt:
+// the free-mask plus takeable nominated GPUs that are unused and healthy.
+func (v *Solver) baseMask(h topology.HostID) uint64 {
+	s := v.s
+	m := s.HostFreeMask(h)
+	if x := v.extraMask(h); x != 0 {
+		m |= x & s.HostUnusedMask(h) &^ s.HostFailedMask(h)
+	}
+	return m
+}
+
+// shareMask is host h's GPUs a fractional pod of this gang may use: healthy,
+// and not nominated for a job it may not displace.
+func (v *Solver) shareMask(h topology.HostID) uint64 {
+	s := v.s
+	n := v.t.HostGPUCount(h)
+	all := uint64(1)<<uint(n) - 1
+	if n == 64 {
+		all = ^uint64(0)
+	}
+	return all &^ s.HostFailedMask(h) &^ (s.HostNominatedMask(h) &^ v.extraMask(h))
+}
+
+// hostCap is how many pods of the current set host h can still take.
+func (v *Solver) hostCap(h topology.HostID) int64 {
+	if !v.hostOK(h) {
+		return 0
+	}
+	set := v.set
+	var mask uint64
+	var cpu, mem int32
+	o := v.ovAt(h)
+	if o >= 0 {
+		ov := &v.ov[o]
+		mask, cpu, mem = ov.mask, ov.cpu, ov.mem
+	} else {
+		mask, cpu, mem = v.baseMask(h), v.s.HostCPU(h), v.s.HostMemory(h)
+	}
+	c := int64(inf)
+	switch {
+	case set.Milli > 0:
+		c = v.fracCap(h, o)
+	case set.GPUs > 0:
+		c = int64(popcount(mask)) / int64(set.GPUs)
+	}
+	if set.CPUMilli > 0 {
+		c = min(c, int64(cpu/set.CPUMilli))
+	}
+	if set.MemoryMiB > 0 {
+		c = min(c, int64(mem/set.MemoryMiB))
+	}
+	return c
+}
+
+// fracCap counts fractional pods host h takes: Σ over usable GPUs of
+// ⌊free milli / pod milli⌋.
+func (v *Solver) fracCap(h topology.HostID, o int32) int64 {
+	m := int64(v.set.Milli)
+	n := int64(0)
+	if o >= 0 {
+		ov := &v.ov[o]
+		for i := range v.t.HostGPUCount(h) {
+			n += int64(ov.milli[i]) / m
+		}
+		return n
+	}
+	lo, _ := v.t.HostGPUs(h)
+	for u := v.shareMask(h); u != 0; u &= u - 1 {
+		n += int64(v.s.GPUMilli(lo+topology.GPUID(bits.TrailingZeros64(u)))) / m
+	}
+	return n
+}
+
+// upper bounds the current set's pods in domain d from aggregates alone.
+func (v *Solver) upper(d topology.DomainID) int64 {
+	set := v.set
+	if set.GPUs == 0 {
+		return inf
+	}
+	s, t := v.s, v.t
+	hlo, hhi := t.Hosts(d)
+	extra := v.extraGPUs(hlo, hhi)
+	if set.Milli > 0 {
+		free := extra
+		for m, ok := range v.modelOK {
+			if ok {
+				free += int64(s.FreeOfModel(d, m))
+			}
+		}
+		per := int64(topology.FullGPU / set.Milli)
+		return free*per + s.SharedMilli(d)/int64(set.Milli)
+	}
+	n := extra
+	if v.anyModel {
+		return n + int64(s.PodCapacity(d, int(set.GPUs)))
+	}
+	for m, ok := range v.modelOK {
+		if ok {
+			n += int64(s.PodCapacityOfModel(d, m, int(set.GPUs)))
+		}
+	}
+	return n
+}
+
+// capOf is how many pods of the current set node (level l, index i) can take,
+// counting only whole slices above the slice level. Exact.
+func (v *Solver) capOf(l topology.Level, i int32) int64 {
+	if l == v.hl {
+		c := v.hostCap(topology.HostID(i))
+		if v.sliceS > 1 && l == v.sliceL {
+			c -= c % v.sliceS
+		}
+		return c
+	}
+	d := topology.DomainID(i)
+	if v.sliceS > 1 && l < v.sliceL {
+		return v.sliceCap(d)
+	}
+	if v.exact {
+		return v.upper(d)
+	}
+	if v.upper(d) == 0 {
+		return 0
+	}
+	c := int64(0)
+	lo, hi := v.t.Hosts(d)
+	for h := lo; h < hi; h++ {
+		c += v.hostCap(h)
+	}
+	if v.sliceS > 1 && l == v.sliceL {
+		c -= c % v.sliceS
+	}
+	return min(c, inf)
+}
+
+// sliceCap sums whole slices over d's domains (or hosts) of the slice level.
+func (v *Solver) sliceCap(d topology.DomainID) int64 {
+	if v.upper(d) < v.sliceS {
+		return 0
+	}
+	c := int64(0)
+	if v.sliceL == v.hl {
+		lo, hi := v.t.Hosts(d)
+		for h := lo; h < hi; h++ {
+			c += v.capOf(v.hl, int32(h))
+		}
+		return c
+	}
+	lo, hi := v.t.Descendants(d, v.sliceL)
+	for e := lo; e < hi; e++ {
+		c += v.capOf(v.sliceL, int32(e))
+	}
+	return min(c, inf)
+}
+
+// freeOf is the tie-break measure: free GPUs of a node.
+func (v *Solver) freeOf(l topology.Level, i int32) int64 {
+	if l == v.hl {
+		if o := v.ovAt(topology.HostID(i)); o >= 0 {
+			return int64(popcount(v.ov[o].mask))
+		}
+		return int64(popcount(v.baseMask(topology.HostID(i))))
+	}
+	return int64(v.s.Free(topology.DomainID(i)))
+}
+
+// setCurrent selects pod set si and decides whether aggregates are exact for it.
+func (v *Solver) setCurrent(si int) {
+	v.si = si
+	v.set = &v.r.Sets[si]
+	set, r := v.set, v.r
+	v.sliceS, v.sliceL = 1, topology.NoLevel
+	if set.SliceSize > 1 {
+		v.sliceS, v.sliceL = int64(set.SliceSize), set.SliceLevel
+	}
+	v.exact = set.GPUs > 0 && set.Milli == 0 && set.CPUMilli == 0 && set.MemoryMiB == 0 &&
+		r.Eligible == nil && !r.Exclusive && len(v.extra) == 0 && len(v.ov) == 0
+}

@@ -1,0 +1,40 @@
+// Package placement answers where a gang goes: given a read-only
+// topology.State and a Request (pod sets, all or nothing, with optional
+// required and preferred levels, slices, exclusivity, GPU models, fractions,
+// CPU, memory and an eligible-host bitset), Solver.Place returns a Plan — every
+// pod's host and GPUs in rank order, and the Delta that applies it — or a
+// Reason saying which constraint failed and what the cluster offers instead.
+// It never mutates the State.
+//
+// # The rule
+//
+// Capacity of a node (domain or host) for a pod shape is the number of such
+// pods it can take: per host the minimum over GPUs (⌊free GPUs / GPUs per
+// pod⌋, or Σ ⌊free milli / pod milli⌋ over shareable GPUs), CPU and memory;
+// per domain the sum over its hosts, counting only whole slices above the
+// slice level. Domain capacities come from the State's histograms whenever they
+// are exact (whole GPUs, no CPU, memory, eligibility, exclusivity or
+// nominations in play); otherwise candidate hosts are scanned, pruned by the
+// aggregate upper bounds.
+//
+//   - Required level R: among the domains of level R that fit the gang, the
+//     policy's best (BestFit: smallest capacity for the largest pod set, then
+//     fewest free GPUs, then lowest index); if the pod sets do not all fit in
+//     it, the next one.
+//   - Preferred level P: the gang goes into one domain of level P if one fits
+//     (chosen by the policy); else into the policy's best domain of level P-1
+//     that fits, spread over the fewest domains of level P (largest first, the
+//     last chosen by the policy among those that hold the rest); else P-2, and
+//     so on up to the required domain.
+//   - Inside a domain, level by level: the child that fits all remaining pods,
+//     chosen by the policy; if none does, the fewest children, largest
+//     capacity first, the last chosen by the policy. Chosen children are
+//     filled in index order, so consecutive ranks land on neighbouring hosts.
+//   - Inside a host: whole-GPU pods take the lowest GPUs of the smallest run
+//     of free GPUs that holds them (keeping the largest free blocks);
+//     fractional pods take the GPU with the least free milli that fits.
+//   - Pod sets are placed in order, each seeing what the previous ones took.
+//
+// Failed and draining hosts take no pods; GPUs nominated for another job are
+// used only when the topology package's nomination rule admits the gang.
+package placement

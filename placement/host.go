@@ -1,0 +1,133 @@
+package placement
+
+import (
+	"math/bits"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// The overlay records what the current attempt took on each host, so later
+// pods and pod sets of the same gang see it. reset starts a new attempt in
+// O(1) by bumping the epoch.
+
+func (v *Solver) reset() {
+	v.ov = v.ov[:0]
+	v.epoch++
+	if v.epoch == 0 { // wrapped: clear stamps once every 2^32 attempts
+		clear(v.ovStamp)
+		v.epoch = 1
+	}
+}
+
+// ovAt returns host h's overlay index, or -1.
+func (v *Solver) ovAt(h topology.HostID) int32 {
+	if v.ovStamp[h] != v.epoch {
+		return -1
+	}
+	return v.ovIdx[h]
+}
+
+// ovFor returns host h's overlay, creating it from the State.
+func (v *Solver) ovFor(h topology.HostID) *hostOv {
+	if o := v.ovAt(h); o >= 0 {
+		return &v.ov[o]
+	}
+	v.ov = append(v.ov, hostOv{h: h, mask: v.baseMask(h), cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h)})
+	o := &v.ov[len(v.ov)-1]
+	lo, _ := v.t.HostGPUs(h)
+	for u := v.shareMask(h); u != 0; u &= u - 1 {
+		i := bits.TrailingZeros64(u)
+		o.milli[i] = uint16(v.s.GPUMilli(lo + topology.GPUID(i)))
+	}
+	for i := range v.t.HostGPUCount(h) { // whole GPUs that are not free cannot be shared either
+		if o.mask&(1<<uint(i)) == 0 && o.milli[i] == topology.FullGPU {
+			o.milli[i] = 0
+		}
+	}
+	v.ovIdx[h], v.ovStamp[h] = int32(len(v.ov)-1), v.epoch
+	return o
+}
+
+// assign puts n pods of the current set on host h, in rank order.
+func (v *Solver) assign(h topology.HostID, n int64) {
+	o := v.ovFor(h)
+	set := v.set
+	for range n {
+		var gpus uint64
+		switch {
+		case set.Milli > 0:
+			i := bestShare(o, v.t.HostGPUCount(h), uint16(set.Milli))
+			gpus = 1 << uint(i)
+			o.milli[i] -= uint16(set.Milli)
+			o.mask &^= gpus
+		case set.GPUs > 0:
+			gpus = pickGPUs(o.mask, int(set.GPUs))
+			o.mask &^= gpus
+			for m := gpus; m != 0; m &= m - 1 {
+				o.milli[bits.TrailingZeros64(m)] = 0
+			}
+		}
+		o.cpu -= set.CPUMilli
+		o.mem -= set.MemoryMiB
+		v.out[v.pos] = topology.Pod{Host: h, GPUs: gpus, Milli: set.Milli, CPUMilli: set.CPUMilli, MemoryMiB: set.MemoryMiB}
+		v.pos++
+	}
+}
+
+// bestShare picks the GPU whose free milli fits m most tightly (partly used
+// GPUs first, which keeps whole GPUs whole); ties: lowest index.
+func bestShare(o *hostOv, n int, m uint16) int {
+	best, bestMilli := -1, uint16(topology.FullGPU+1)
+	for i := range n {
+		if f := o.milli[i]; f >= m && f < bestMilli {
+			best, bestMilli = i, f
+		}
+	}
+	return best
+}
+
+// pickGPUs chooses g GPUs of free mask m that keep the largest free blocks:
+// the lowest g of the smallest run of consecutive free GPUs that holds them
+// all; if no run does, the smallest runs first. Ties: lowest index.
+func pickGPUs(m uint64, g int) uint64 {
+	bestStart, bestLen := -1, 65
+	for r := m; r != 0; {
+		start := bits.TrailingZeros64(r)
+		length := bits.TrailingZeros64(^(r >> uint(start)))
+		if length >= g && length < bestLen {
+			bestStart, bestLen = start, length
+		}
+		r &^= runMask(start, length)
+	}
+	if bestStart >= 0 {
+		return runMask(bestStart, g)
+	}
+	var out uint64
+	for need := g; need > 0; {
+		s, l := smallestRun(m &^ out)
+		take := min(l, need)
+		out |= runMask(s, take)
+		need -= take
+	}
+	return out
+}
+
+func runMask(start, length int) uint64 {
+	if length >= 64 {
+		return ^uint64(0) << uint(start)
+	}
+	return (uint64(1)<<uint(length) - 1) << uint(start)
+}
+
+func smallestRun(m uint64) (start, length int) {
+	start, length = -1, 65
+	for r := m; r != 0; {
+		s := bits.TrailingZeros64(r)
+		l := bits.TrailingZeros64(^(r >> uint(s)))
+		if l < length {
+			start, length = s, l
+		}
+		r &^= runMask(s, l)
+	}
+	return start, length
+}

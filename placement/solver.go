@@ -1,0 +1,224 @@
+package placement
+
+import (
+	"math"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// Solver places gangs. It holds scratch buffers reused across calls, so a
+// warmed-up Solver allocates nothing; it is not safe for concurrent use (use
+// one per goroutine). The State is only read.
+type Solver struct {
+	s    *topology.State
+	t    *topology.Tree
+	r    *Request
+	info topology.Job
+	hl   topology.Level
+
+	modelOK  []bool
+	anyModel bool
+	maxGPUs  int // largest host of an acceptable model
+
+	// the pod set being placed
+	set    *PodSet
+	si     int
+	exact  bool // aggregates give exact capacities for the current set
+	sliceL topology.Level
+	sliceS int64
+
+	extra []extraHost // GPUs nominated for others that this gang may take
+
+	// host overlay: what this attempt has taken so far
+	ovIdx   []int32
+	ovStamp []uint32
+	epoch   uint32
+	ov      []hostOv
+
+	out      []topology.Pod
+	pos      int // next output index of the current set
+	stack    [][]cand
+	depth    int
+	cands    []cand // placeSet's candidates
+	reqCands []cand // solve's candidates at the required level
+	seen     int64  // largest capacity seen by candidates
+	reason   Reason
+
+	maxTree    *topology.Tree
+	maxByModel []int
+}
+
+type hostOv struct {
+	h     topology.HostID
+	mask  uint64 // whole GPUs still free for this gang
+	cpu   int32
+	mem   int32
+	milli [topology.MaxHostGPUs]uint16
+}
+
+type extraHost struct {
+	h    topology.HostID
+	mask uint64
+}
+
+// cand is a domain (or host) with its capacity for the current pod set.
+type cand struct {
+	idx  int32
+	cap  int64
+	free int64
+	take int64 // pods assigned (fill)
+}
+
+const inf = math.MaxInt64 / 4
+
+// Place finds where request r goes in s and writes it to plan (reusing the
+// plan's buffers). It returns false and a Reason when the gang cannot fit
+// now, and an error (wrapping ErrInvalid) only for a malformed request.
+func (v *Solver) Place(s *topology.State, r *Request, plan *Plan) (bool, Reason, error) {
+	if err := r.Validate(s.Tree()); err != nil {
+		return false, Reason{}, err
+	}
+	v.begin(s, r)
+	if !v.rejectFast() {
+		return false, v.reason, nil
+	}
+	d, ok := v.solve()
+	if !ok {
+		return false, v.reason, nil
+	}
+	v.writePlan(plan, d)
+	return true, Reason{}, nil
+}
+
+// begin resets the per-call state.
+func (v *Solver) begin(s *topology.State, r *Request) {
+	t := s.Tree()
+	if v.t != t {
+		v.t = t
+		v.ovIdx = make([]int32, t.NumHosts())
+		v.ovStamp = make([]uint32, t.NumHosts())
+		v.epoch = 0
+	}
+	v.s, v.r, v.hl = s, r, t.HostLevel()
+	v.info = r.jobInfo()
+	v.reason = Reason{}
+	v.setModels()
+	v.collectExtra()
+	total := 0
+	for i := range r.Sets {
+		total += int(r.Sets[i].Pods)
+	}
+	if cap(v.out) < total {
+		v.out = make([]topology.Pod, total)
+	}
+	v.out = v.out[:total]
+}
+
+func (v *Solver) setModels() {
+	t := v.t
+	if cap(v.modelOK) < t.NumModels() {
+		v.modelOK = make([]bool, t.NumModels())
+	}
+	v.modelOK = v.modelOK[:t.NumModels()]
+	v.anyModel = len(v.r.Models) == 0
+	for m := range v.modelOK {
+		v.modelOK[m] = v.anyModel
+	}
+	for _, m := range v.r.Models {
+		v.modelOK[m] = true
+	}
+	if !v.anyModel {
+		all := true
+		for _, ok := range v.modelOK {
+			all = all && ok
+		}
+		v.anyModel = all
+	}
+}
+
+// collectExtra lists, per host, the nominated GPUs this gang may take.
+func (v *Solver) collectExtra() {
+	v.extra = v.extra[:0]
+	if v.s.NumNominations() == 0 {
+		return
+	}
+	var ids [64]topology.JobID
+	for _, id := range v.s.AppendNominees(ids[:0]) {
+		n, _ := v.s.NominationOf(id)
+		if !n.Admits(v.r.Job, &v.info) {
+			continue
+		}
+		for _, g := range n.GPUs {
+			h := v.t.GPUHost(g)
+			lo, _ := v.t.HostGPUs(h)
+			v.addExtra(h, uint64(1)<<uint(g-lo))
+		}
+	}
+	sortExtra(v.extra)
+}
+
+func (v *Solver) addExtra(h topology.HostID, bit uint64) {
+	for i := range v.extra {
+		if v.extra[i].h == h {
+			v.extra[i].mask |= bit
+			return
+		}
+	}
+	v.extra = append(v.extra, extraHost{h, bit})
+}
+
+func sortExtra(e []extraHost) {
+	for i := 1; i < len(e); i++ {
+		for j := i; j > 0 && e[j].h < e[j-1].h; j-- {
+			e[j], e[j-1] = e[j-1], e[j]
+		}
+	}
+}
+
+// extraMask returns the takeable nominated GPUs of host h.
+func (v *Solver) extraMask(h topology.HostID) uint64 {
+	if len(v.extra) == 0 {
+		return 0
+	}
+	lo, hi := 0, len(v.extra)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if v.extra[m].h < h {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(v.extra) && v.extra[lo].h == h {
+		return v.extra[lo].mask
+	}
+	return 0
+}
+
+// extraGPUs counts takeable nominated GPUs on hosts [lo, hi).
+func (v *Solver) extraGPUs(lo, hi topology.HostID) int64 {
+	n := int64(0)
+	for _, e := range v.extra {
+		if e.h >= lo && e.h < hi {
+			n += int64(popcount(e.mask))
+		}
+	}
+	return n
+}
+
+func (v *Solver) writePlan(plan *Plan, d topology.DomainID) {
+	plan.Job = v.r.Job
+	plan.Info = v.info
+	plan.Pods = append(plan.Pods[:0], v.out...)
+	plan.sets = plan.sets[:0]
+	for _, set := range v.r.Sets {
+		plan.sets = append(plan.sets, topology.PodSet{Count: set.Pods, GPUs: set.GPUs, Milli: set.Milli,
+			CPUMilli: set.CPUMilli, MemoryMiB: set.MemoryMiB, SliceSize: set.SliceSize, SliceLevel: set.SliceLevel})
+	}
+	plan.Info.Sets = plan.sets
+	plan.Domain, plan.Host = d, -1
+	if v.r.Required == v.hl {
+		plan.Host = v.out[0].Host
+		plan.Domain = v.t.HostParent(plan.Host)
+	}
+}

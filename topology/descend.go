@@ -1,0 +1,24 @@
+package topology
+
+// Descendants returns the domains of level l inside domain d as [lo, hi)
+// (d itself when l is d's level; empty when l is above d or at the host
+// level). Depth-first numbering makes them contiguous. O(levels).
+func (t *Tree) Descendants(d DomainID, l Level) (lo, hi DomainID) {
+	dl := Level(t.domLevel[d])
+	if l < dl || int(l) >= t.Levels() {
+		return 0, 0
+	}
+	lo, hi = d, d+1
+	for ; dl < l; dl++ {
+		lo, hi = DomainID(t.domChild[lo]), DomainID(t.domChildEnd[hi-1])
+	}
+	return lo, hi
+}
+
+// Admits reports whether job id with attributes info may take GPUs of this
+// nomination: it is the nominee, of strictly higher priority, or expected to
+// end at or before the nomination's ready time.
+func (n *Nomination) Admits(id JobID, info *Job) bool { return mayTake(id, info, n) }
+
+// HostHasPods reports whether any pod (of any job) is on host h.
+func (s *State) HostHasPods(h HostID) bool { return s.hostPods[h] >= 0 }
