@@ -58,6 +58,12 @@ func (v *Solver) shareMask(h topology.HostID) uint64 {
 
 // hostCap is how many pods of the current set host h can still take.
 func (v *Solver) hostCap(h topology.HostID) int64 {
+	if v.exact { // whole GPUs only, and no overlay: the free count says it all
+		if !v.modelOK[v.t.HostModel(h)] {
+			return 0
+		}
+		return v.perK[v.s.HostFree(h)]
+	}
 	if !v.hostOK(h) {
 		return 0
 	}
@@ -125,67 +131,60 @@ func (v *Solver) upper(d topology.DomainID) int64 {
 		per := int64(topology.FullGPU / set.Milli)
 		return free*per + s.SharedMilli(d)/int64(set.Milli)
 	}
-	n := extra
-	if v.anyModel {
-		return n + int64(s.PodCapacity(d, int(set.GPUs)))
-	}
-	for m, ok := range v.modelOK {
-		if ok {
-			n += int64(s.PodCapacityOfModel(d, m, int(set.GPUs)))
+	return extra + v.histCap(d)
+}
+
+// histCap is Σ_k hist[k]·⌊k/g⌋ over d's acceptable models: the pods of g
+// whole GPUs d's free GPUs hold, one host at a time.
+func (v *Solver) histCap(d topology.DomainID) int64 {
+	hist, nm, nb := v.s.HistogramData()
+	g := int(v.set.GPUs)
+	base := int(d) * nm * nb
+	n := int64(0)
+	for m := range nm {
+		if !v.modelOK[m] {
+			continue
+		}
+		h := hist[base+m*nb : base+m*nb+nb]
+		for k := g; k < nb; k++ {
+			n += int64(h[k]) * v.perK[k]
 		}
 	}
 	return n
 }
 
-// capOf is how many pods of the current set node (level l, index i) can take,
-// counting only whole slices above the slice level. Exact.
+// capOf is how many pods of the current set node (level l, index i) can
+// take, counting only whole slices at and above the slice level. Exact for
+// hosts, and for domains when v.exact, except above the slice level; otherwise
+// an upper bound from the aggregates (fill then checks hosts, and counts
+// slices exactly at the slice level).
 func (v *Solver) capOf(l topology.Level, i int32) int64 {
-	if l == v.hl {
-		c := v.hostCap(topology.HostID(i))
-		if v.sliceS > 1 && l == v.sliceL {
-			c -= c % v.sliceS
-		}
-		return c
+	var c int64
+	switch {
+	case l == v.hl:
+		c = v.hostCap(topology.HostID(i))
+	case v.exact && v.sliceS > 1 && l == v.sliceL:
+		c = v.scanCap(topology.DomainID(i))
+	default:
+		c = v.upper(topology.DomainID(i))
 	}
-	d := topology.DomainID(i)
-	if v.sliceS > 1 && l < v.sliceL {
-		return v.sliceCap(d)
+	if v.sliceS > 1 && l <= v.sliceL {
+		c -= c % v.sliceS
 	}
-	if v.exact {
-		return v.upper(d)
-	}
+	return c
+}
+
+// scanCap is d's exact capacity, host by host.
+func (v *Solver) scanCap(d topology.DomainID) int64 {
 	if v.upper(d) == 0 {
 		return 0
 	}
 	c := int64(0)
 	lo, hi := v.t.Hosts(d)
-	for h := lo; h < hi; h++ {
-		c += v.hostCap(h)
+	for h := lo; h < hi && c < inf; h++ {
+		c = min(c+v.hostCap(h), inf) // CPU-only pods with no CPU or memory: unbounded
 	}
-	if v.sliceS > 1 && l == v.sliceL {
-		c -= c % v.sliceS
-	}
-	return min(c, inf)
-}
-
-// sliceCap sums whole slices over d's domains (or hosts) of the slice level.
-func (v *Solver) sliceCap(d topology.DomainID) int64 {
-	if v.upper(d) < v.sliceS {
-		return 0
-	}
-	c := int64(0)
-	if v.sliceL == v.hl {
-		lo, hi := v.t.Hosts(d)
-		for h := lo; h < hi; h++ {
-			c += v.capOf(v.hl, int32(h))
-		}
-		return c
-	}
-	lo, hi := v.t.Descendants(d, v.sliceL)
-	for e := lo; e < hi; e++ {
-		c += v.capOf(v.sliceL, int32(e))
-	}
-	return min(c, inf)
+	return c
 }
 
 // freeOf is the tie-break measure: free GPUs of a node.
@@ -203,10 +202,16 @@ func (v *Solver) freeOf(l topology.Level, i int32) int64 {
 func (v *Solver) setCurrent(si int) {
 	v.si = si
 	v.set = &v.r.Sets[si]
+	v.tracked = false
 	set, r := v.set, v.r
 	v.sliceS, v.sliceL = 1, topology.NoLevel
 	if set.SliceSize > 1 {
 		v.sliceS, v.sliceL = int64(set.SliceSize), set.SliceLevel
+	}
+	if set.GPUs > 0 {
+		for k := range v.t.MaxHostGPUs() + 1 {
+			v.perK[k] = int64(k / int(set.GPUs))
+		}
 	}
 	v.exact = set.GPUs > 0 && set.Milli == 0 && set.CPUMilli == 0 && set.MemoryMiB == 0 &&
 		r.Eligible == nil && !r.Exclusive && len(v.extra) == 0 && len(v.ov) == 0

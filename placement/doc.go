@@ -11,11 +11,15 @@
 // Capacity of a node (domain or host) for a pod shape is the number of such
 // pods it can take: per host the minimum over GPUs (⌊free GPUs / GPUs per
 // pod⌋, or Σ ⌊free milli / pod milli⌋ over shareable GPUs), CPU and memory;
-// per domain the sum over its hosts, counting only whole slices above the
-// slice level. Domain capacities come from the State's histograms whenever they
-// are exact (whole GPUs, no CPU, memory, eligibility, exclusivity or
-// nominations in play); otherwise candidate hosts are scanned, pruned by the
-// aggregate upper bounds.
+// per domain the sum over its hosts, counting only whole slices at and above
+// the slice level. Domain capacities come from the State's histograms. They
+// are exact when only whole GPUs are in play (no CPU, memory, eligibility,
+// exclusivity, fractions or nominations, and no earlier pod set of the gang
+// on the hosts); otherwise the histograms give an upper bound, which orders
+// and prunes domains, while hosts are checked exactly (and, at the slice
+// level, domains are counted host by host) as pods are laid out: a domain
+// that holds fewer pods than its bound passes the rest on to the next
+// domain by the same rule. "Capacity" below is that exact value or bound.
 //
 //   - Required level R: among the domains of level R that fit the gang, the
 //     policy's best (BestFit: smallest capacity for the largest pod set, then

@@ -20,7 +20,7 @@ func (v *Solver) candidates(l0 topology.Level, i0 int32, L topology.Level, need 
 	}
 	if L == v.hl && l0 == topology.Level(v.t.Levels()-1) {
 		lo, hi := v.t.Hosts(d)
-		for h := lo; h < hi; h++ {
+		for h := lo; h < hi && !v.stop; h++ {
 			buf = v.consider(L, int32(h), need, buf)
 		}
 		return buf
@@ -28,12 +28,12 @@ func (v *Solver) candidates(l0 topology.Level, i0 int32, L topology.Level, need 
 	lo, hi := v.t.Children(d)
 	if lo == hi { // d is at the last domain level; L must be the host level
 		lo2, hi2 := v.t.Hosts(d)
-		for h := lo2; h < hi2; h++ {
+		for h := lo2; h < hi2 && !v.stop; h++ {
 			buf = v.consider(L, int32(h), need, buf)
 		}
 		return buf
 	}
-	for c := lo; c < hi; c++ {
+	for c := lo; c < hi && !v.stop; c++ {
 		buf = v.candidates(l0+1, int32(c), L, need, buf)
 	}
 	return buf
@@ -45,7 +45,32 @@ func (v *Solver) consider(L topology.Level, i int32, need int64, buf []cand) []c
 	if c < need {
 		return buf
 	}
-	return append(buf, cand{idx: i, cap: c, free: v.freeOf(L, i)})
+	free := v.freeOf(L, i)
+	if v.unbeatable(c, free, need) {
+		v.stop = true
+	}
+	return append(buf, cand{idx: i, cap: c, free: free})
+}
+
+// unbeatable: with one pod set (so a node that fits is sure to hold the gang),
+// no node later in index order can be preferred to this one — FirstFit takes
+// the first; BestFit cannot go below capacity need with the fewest free GPUs
+// that capacity allows.
+func (v *Solver) unbeatable(c, free, need int64) bool {
+	if len(v.r.Sets) != 1 || !v.exact || v.sliceS > 1 {
+		return false
+	}
+	switch v.r.Policy {
+	case FirstFit:
+		return true
+	case BestFit:
+		lb := int64(0)
+		if v.set.Milli == 0 {
+			lb = need * int64(v.set.GPUs)
+		}
+		return c == need && free <= lb
+	}
+	return false
 }
 
 // better orders candidates by the policy: BestFit smallest capacity, then
@@ -91,67 +116,190 @@ func (v *Solver) scratch() []cand {
 	return v.stack[v.depth][:0]
 }
 
-// children appends the children of domain d with positive capacity.
-func (v *Solver) children(l topology.Level, d topology.DomainID, buf []cand) []cand {
-	cl := l + 1
-	lo, hi := v.t.Children(d)
-	if lo == hi {
-		hlo, hhi := v.t.Hosts(d)
-		lo, hi = topology.DomainID(hlo), topology.DomainID(hhi)
-		cl = v.hl
-	}
+// children appends d's children at level cl with positive capacity, except
+// skip.
+func (v *Solver) children(cl topology.Level, d topology.DomainID, skip int32, buf []cand) []cand {
+	lo, hi := v.childRange(d, cl)
 	for c := lo; c < hi; c++ {
-		if cp := v.capOf(cl, int32(c)); cp > 0 {
-			buf = append(buf, cand{idx: int32(c), cap: cp, free: v.freeOf(cl, int32(c))})
+		if c == skip {
+			continue
+		}
+		if cp := v.capOf(cl, c); cp > 0 {
+			buf = append(buf, cand{idx: c, cap: cp, free: v.freeOf(cl, c)})
 		}
 	}
 	return buf
 }
 
-// fill places need pods of the current set inside node (l, i), whose
-// capacity is known to suffice: the child that fits them all by the policy;
-// if none does, the fewest children (largest first) with the last one chosen
-// by the policy among those that fit the rest. Children are then filled in
-// index order, so consecutive ranks land on neighbouring hosts.
-func (v *Solver) fill(l topology.Level, i int32, need int64) {
+// fill places up to want pods of the current set inside node (l, i) and
+// returns how many it placed. Children are chosen by capacity: the child that
+// holds them all, by the policy; if none does, the fewest children (largest
+// first) with the last chosen by the policy among those that hold the rest;
+// chosen children are filled in index order, so consecutive ranks land on
+// neighbouring hosts. Where capacities are upper bounds (v.exact is false) a
+// child may place fewer than it was given; the shortfall goes to the next
+// children by the same rule.
+func (v *Solver) fill(l topology.Level, i int32, want int64) int64 {
 	if l == v.hl {
-		v.assign(topology.HostID(i), need)
-		return
+		n := min(want, v.capOf(l, i))
+		v.assign(topology.HostID(i), n)
+		return n
+	}
+	d := topology.DomainID(i)
+	if v.exact && v.sliceS == 1 && want == v.capOf(l, i) {
+		return v.fillAll(d)
+	}
+	if l == v.sliceL { // whole slices only: count them exactly here
+		want = min(want, v.scanCap(d))
+		want -= want % v.sliceS
+		if want == 0 {
+			return 0
+		}
 	}
 	cl := l + 1
-	if lo, hi := v.t.Children(topology.DomainID(i)); lo == hi {
+	if lo, hi := v.t.Children(d); lo == hi {
 		cl = v.hl
 	}
-	cs := v.children(l, topology.DomainID(i), v.scratch())
-	v.stack[v.depth] = cs
-	v.depth++
-	for _, c := range v.choose(cs, need) {
-		v.fill(cl, c.idx, c.take)
+	tried := int32(-1)
+	if c, ok := v.bestChild(d, cl, want); ok {
+		got := v.fill(cl, c, want)
+		if got == want {
+			return got
+		}
+		tried, want = c, want-got
+		return got + v.fillChildren(d, cl, want, tried)
 	}
-	v.depth--
+	return v.fillChildren(d, cl, want, tried)
 }
 
-// fillFewest places need pods inside domain E at level L across the fewest
-// domains of level p (p below L), largest first, the last by the policy.
-func (v *Solver) fillFewest(L topology.Level, e int32, p topology.Level, need int64) {
-	buf := v.scratch()
-	if p == v.hl {
-		lo, hi := v.t.Hosts(topology.DomainID(e))
-		for h := lo; h < hi; h++ {
-			buf = v.consider(p, int32(h), 1, buf)
+// fillAll places as many pods as domain d holds, exact capacities known:
+// every host in index order, with no choice to make. Hosts that cannot take a
+// pod cost one byte read; a host that takes one pod of the last pod set takes
+// its free GPUs straight from the free-mask.
+func (v *Solver) fillAll(d topology.DomainID) int64 {
+	lo, hi := v.t.Hosts(d)
+	g := uint8(v.set.GPUs)
+	last := v.last
+	got := int64(0)
+	for i, k := range v.s.HostFreeCounts()[lo:hi] {
+		h := lo + topology.HostID(i)
+		if k < g || !v.anyModel && !v.modelOK[v.t.HostModel(h)] {
+			continue
 		}
+		if k == g && last {
+			v.out[v.pos] = topology.Pod{Host: h, GPUs: v.s.HostFreeMask(h), CPUMilli: v.set.CPUMilli, MemoryMiB: v.set.MemoryMiB}
+			v.pos++
+			got++
+			continue
+		}
+		n := int64(k / g)
+		v.assign(h, n)
+		got += n
+	}
+	return got
+}
+
+// fillChildren spreads want pods over d's children (skipping child skip) by
+// the fewest-children rule, repeating on the children left while some fall
+// short.
+func (v *Solver) fillChildren(d topology.DomainID, cl topology.Level, want int64, skip int32) int64 {
+	cs := v.children(cl, d, skip, v.scratch())
+	v.stack[v.depth] = cs
+	v.depth++
+	got := v.fillFrom(cl, cs, want)
+	v.depth--
+	return got
+}
+
+// fillFrom fills nodes of level cl from candidates cs (consumed) by the
+// fewest-nodes rule. A node that places fewer pods than it was given is full
+// and drops out; the shortfall goes to the others by the same rule, those
+// that took their share included (with their capacity reduced by it), so
+// fillFrom places min(want, what the nodes hold).
+func (v *Solver) fillFrom(cl topology.Level, cs []cand, want int64) int64 {
+	got := int64(0)
+	for got < want && len(cs) > 0 {
+		chosen := v.choose(cs, want-got) // a prefix of cs
+		n := len(chosen)
+		for k := range chosen {
+			c := &chosen[k]
+			placed := v.fill(cl, c.idx, c.take)
+			got += placed
+			if placed < c.take {
+				c.cap = 0
+			} else {
+				c.cap -= placed
+			}
+		}
+		if got < want {
+			v.track() // nodes with room left may be filled again
+		}
+		j := 0
+		for k := range n {
+			if cs[k].cap > 0 {
+				cs[j] = cs[k]
+				j++
+			}
+		}
+		j += copy(cs[j:], cs[n:])
+		cs = cs[:j]
+	}
+	return got
+}
+
+// bestChild returns the policy's best child of d (at level cl) that holds all
+// need pods, in one pass without buffers.
+func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (int32, bool) {
+	lo, hi := v.childRange(d, cl)
+	best := cand{idx: -1}
+	for c := lo; c < hi; c++ {
+		cp := v.capOf(cl, c)
+		if cp < need {
+			continue
+		}
+		k := cand{idx: c, cap: cp, free: v.freeOf(cl, c)}
+		if best.idx < 0 || v.better(&k, &best) {
+			best = k
+			if v.unbeatable(cp, k.free, need) {
+				break
+			}
+		}
+	}
+	return best.idx, best.idx >= 0
+}
+
+// childRange returns d's children at level cl (domains, or hosts).
+func (v *Solver) childRange(d topology.DomainID, cl topology.Level) (int32, int32) {
+	if cl == v.hl {
+		lo, hi := v.t.Hosts(d)
+		return int32(lo), int32(hi)
+	}
+	lo, hi := v.t.Children(d)
+	return int32(lo), int32(hi)
+}
+
+// fillFewest places need pods inside domain E across the fewest domains of
+// level p (below E's level), largest first, the last by the policy.
+func (v *Solver) fillFewest(e int32, p topology.Level, need int64) int64 {
+	buf := v.scratch()
+	var lo, hi int32
+	if p == v.hl {
+		l, h := v.t.Hosts(topology.DomainID(e))
+		lo, hi = int32(l), int32(h)
 	} else {
-		lo, hi := v.t.Descendants(topology.DomainID(e), p)
-		for d := lo; d < hi; d++ {
-			buf = v.consider(p, int32(d), 1, buf)
+		l, h := v.t.Descendants(topology.DomainID(e), p)
+		lo, hi = int32(l), int32(h)
+	}
+	for c := lo; c < hi; c++ {
+		if cp := v.capOf(p, c); cp > 0 {
+			buf = append(buf, cand{idx: c, cap: cp, free: v.freeOf(p, c)})
 		}
 	}
 	v.stack[v.depth] = buf
 	v.depth++
-	for _, c := range v.choose(buf, need) {
-		v.fill(p, c.idx, c.take)
-	}
+	got := v.fillFrom(p, buf, need)
 	v.depth--
+	return got
 }
 
 // choose decides how many pods each candidate takes (cand.take) and returns
@@ -174,6 +322,12 @@ func (v *Solver) choose(cs []cand, need int64) []cand {
 	n := 0
 	for need > 0 && n < len(cs) {
 		rest := cs[n:]
+		if rest[0].cap < need { // sorted: nothing left holds the rest alone
+			cs[n].take = cs[n].cap
+			need -= cs[n].cap
+			n++
+			continue
+		}
 		if best := v.bestFitting(rest, need); best >= 0 {
 			rest[0], rest[best] = rest[best], rest[0]
 			rest[0].take = need

@@ -48,10 +48,15 @@ func (v *Solver) ovFor(h topology.HostID) *hostOv {
 	return o
 }
 
-// assign puts n pods of the current set on host h, in rank order.
+// assign puts n pods of the current set on host h, in rank order. The last
+// pod set writes no overlay: nothing after it needs to see what it took.
 func (v *Solver) assign(h topology.HostID, n int64) {
-	o := v.ovFor(h)
 	set := v.set
+	if set.Milli == 0 && v.last && !v.tracked {
+		v.assignWhole(h, n)
+		return
+	}
+	o := v.ovFor(h)
 	for range n {
 		var gpus uint64
 		switch {
@@ -70,6 +75,61 @@ func (v *Solver) assign(h topology.HostID, n int64) {
 		o.cpu -= set.CPUMilli
 		o.mem -= set.MemoryMiB
 		v.out[v.pos] = topology.Pod{Host: h, GPUs: gpus, Milli: set.Milli, CPUMilli: set.CPUMilli, MemoryMiB: set.MemoryMiB}
+		v.pos++
+	}
+}
+
+// track makes the overlay account for every pod of the current set placed so
+// far, so that nodes may be filled again after a shortfall (upper bounds
+// overstated a node; what it could not hold goes to nodes that already took
+// some of the set). Until then the last pod set's whole-GPU pods write no
+// overlay (assign) and exact capacities read the State alone (hostCap); track
+// replays those pods into the overlay and ends both shortcuts for the set.
+func (v *Solver) track() {
+	if v.tracked {
+		return
+	}
+	v.tracked, v.exact = true, false
+	if v.set.Milli != 0 || !v.last {
+		return // assign kept the overlay
+	}
+	for _, p := range v.out[v.start:v.pos] {
+		o := v.ovFor(p.Host)
+		o.mask &^= p.GPUs
+		for m := p.GPUs; m != 0; m &= m - 1 {
+			o.milli[bits.TrailingZeros64(m)] = 0
+		}
+		o.cpu -= p.CPUMilli
+		o.mem -= p.MemoryMiB
+	}
+}
+
+// assignWhole places n whole-GPU (or CPU-only) pods on host h without an
+// overlay entry.
+func (v *Solver) assignWhole(h topology.HostID, n int64) {
+	set := v.set
+	var mask uint64
+	if o := v.ovAt(h); o >= 0 {
+		mask = v.ov[o].mask
+	} else if set.GPUs > 0 {
+		mask = v.baseMask(h)
+	}
+	g := int(set.GPUs)
+	if n == 1 && popcount(mask) == g { // the common case: the pod takes what is free
+		v.out[v.pos] = topology.Pod{Host: h, GPUs: mask, CPUMilli: set.CPUMilli, MemoryMiB: set.MemoryMiB}
+		v.pos++
+		return
+	}
+	for range n {
+		var gpus uint64
+		if g > 0 {
+			gpus = mask
+			if popcount(mask) != g {
+				gpus = pickGPUs(mask, g)
+			}
+			mask &^= gpus
+		}
+		v.out[v.pos] = topology.Pod{Host: h, GPUs: gpus, CPUMilli: set.CPUMilli, MemoryMiB: set.MemoryMiB}
 		v.pos++
 	}
 }

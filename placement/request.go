@@ -28,7 +28,8 @@ const (
 	BestFit Policy = iota
 	// FirstFit: the lowest-index domain that fits, level by level.
 	FirstFit
-	// Spread: the domain with the largest capacity (ties: lowest index).
+	// Spread: the domain with the largest capacity (ties: most free GPUs,
+	// then lowest index).
 	Spread
 )
 
@@ -86,6 +87,8 @@ func (r *Request) Validate(t *topology.Tree) error {
 	switch {
 	case len(r.Sets) == 0:
 		return fmt.Errorf("%w: request has no pod sets", ErrInvalid)
+	case r.Job < 0 || r.Job > topology.MaxJobID:
+		return fmt.Errorf("%w: job id %d out of range 0…%d", ErrInvalid, r.Job, topology.MaxJobID)
 	case r.Required < topology.NoLevel || r.Required > hl:
 		return fmt.Errorf("%w: required level %d, tree has levels 0…%d", ErrInvalid, r.Required, hl)
 	case r.Preferred < topology.NoLevel || r.Preferred > hl:
@@ -126,7 +129,7 @@ func (p *PodSet) validate(t *topology.Tree, required topology.Level) error {
 	case p.SliceSize < 0:
 		return fmt.Errorf("%w: slice size %d", ErrInvalid, p.SliceSize)
 	case p.SliceSize > 0 && (p.SliceLevel <= 0 || p.SliceLevel > t.HostLevel()):
-		return fmt.Errorf("%w: slice size %d needs a slice level", ErrInvalid, p.SliceSize)
+		return fmt.Errorf("%w: slice size %d needs a slice level 1…%d, got %d", ErrInvalid, p.SliceSize, t.HostLevel(), p.SliceLevel)
 	case p.SliceSize == 0 && p.SliceLevel > 0:
 		return fmt.Errorf("%w: slice level %s without a slice size", ErrInvalid, t.LevelName(p.SliceLevel))
 	case p.SliceSize > 0 && p.Pods%p.SliceSize != 0:

@@ -5,8 +5,9 @@ import (
 )
 
 // rejectFast rules out gangs the root aggregates already refuse, in
-// O(levels + sets·models): a pod larger than any acceptable host, or more
-// pods of a shape than the cluster's upper bound.
+// O(levels + sets·models), most general reason first: a pod larger than any
+// acceptable host, fewer free GPUs of acceptable models than the gang's
+// whole GPUs, or more pods of a shape than the cluster's upper bound.
 func (v *Solver) rejectFast() bool {
 	if v.maxGPUs = v.largestHost(); v.maxGPUs < 0 {
 		v.reason = Reason{Code: NoModel}
@@ -14,18 +15,13 @@ func (v *Solver) rejectFast() bool {
 	}
 	need, have := int64(0), int64(0)
 	for si := range v.r.Sets {
-		v.setCurrent(si)
-		set := v.set
+		set := &v.r.Sets[si]
 		if int(set.GPUs) > v.maxGPUs {
 			v.reason = Reason{Code: HostTooSmall, Set: si, Have: int64(v.maxGPUs), Need: int64(set.GPUs)}
 			return false
 		}
 		if set.Milli == 0 {
 			need += int64(set.Pods) * int64(set.GPUs)
-		}
-		if ub := v.upper(0); ub < int64(set.Pods) {
-			v.reason = Reason{Code: NotEnoughHosts, Set: si, Have: ub, Need: int64(set.Pods)}
-			return false
 		}
 	}
 	for m, ok := range v.modelOK {
@@ -36,6 +32,13 @@ func (v *Solver) rejectFast() bool {
 	if have += v.extraGPUs(0, topology.HostID(v.t.NumHosts())); need > have {
 		v.reason = Reason{Code: NotEnoughGPUs, Have: have, Need: need}
 		return false
+	}
+	for si := range v.r.Sets {
+		v.setCurrent(si)
+		if ub := v.upper(0); ub < int64(v.set.Pods) {
+			v.reason = Reason{Code: NotEnoughHosts, Set: si, Have: ub, Need: int64(v.set.Pods)}
+			return false
+		}
 	}
 	return true
 }
@@ -83,12 +86,17 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 		if v.placeAll(0, 0) {
 			return 0, true
 		}
-		v.failReason(0, 0)
+		si, got := v.si, v.got
+		if len(r.Sets) > 1 && v.setFitsAlone(si) {
+			v.reason = Reason{Code: GangSets}
+		} else {
+			v.failReason(si, got)
+		}
 		return 0, false
 	}
 	v.setCurrent(v.primary())
 	need := int64(v.set.Pods)
-	v.seen = 0
+	v.seen, v.stop = 0, false
 	cs := v.candidates(0, 0, r.Required, need, v.reqCands[:0])
 	v.reqCands = cs
 	v.sortCands(cs)
@@ -122,67 +130,139 @@ func (v *Solver) primary() int {
 	return best
 }
 
-// failReason explains why the gang did not fit in node (l, i).
-func (v *Solver) failReason(l topology.Level, i int32) {
-	for si := range v.r.Sets {
-		v.reset()
-		v.setCurrent(si)
-		need := int64(v.set.Pods)
-		if c := v.capOf(l, i); c < need {
-			if v.sliceS > 1 {
-				v.sliceS = 1
-				if whole := v.capOf(l, i); whole >= need {
-					v.reason = Reason{Code: SliceLevel, Level: v.set.SliceLevel, Set: si, Have: c, Need: need}
-					return
-				}
-			}
-			v.reason = Reason{Code: NotEnoughHosts, Set: si, Have: c, Need: need}
+// failReason explains why pod set si placed only got of its pods.
+func (v *Solver) failReason(si int, got int64) {
+	v.setCurrent(si)
+	need := int64(v.set.Pods)
+	if v.exact && v.sliceS > 1 {
+		v.sliceS = 1
+		if v.capOf(0, 0) >= need {
+			v.reason = Reason{Code: SliceLevel, Level: v.set.SliceLevel, Set: si, Have: got, Need: need}
 			return
 		}
 	}
-	v.reason = Reason{Code: GangSets}
+	v.reason = Reason{Code: NotEnoughHosts, Set: si, Have: got, Need: need}
 }
 
-// placeAll lays every pod set out inside node (l, i); false if one fails.
+// placeAll lays every pod set out inside node (l, i); false if one fails
+// (v.si and v.got then say which, and how many of its pods it placed). Sets
+// are placed scarcest first (see setOrder); if that fails, in input order;
+// small gangs that still fail get an exhaustive search (exhaustive.go).
 func (v *Solver) placeAll(l topology.Level, i int32) bool {
-	off := 0
-	for si := range v.r.Sets {
+	if v.placeInOrder(l, i, v.order) || len(v.r.Sets) == 1 {
+		return v.got == int64(v.set.Pods)
+	}
+	si, got := v.si, v.got
+	v.reset()
+	if v.placeInOrder(l, i, v.inputOrder()) {
+		return true
+	}
+	v.reset()
+	if v.exhaustive(l, i) {
+		return true
+	}
+	v.si, v.got = si, got
+	return false
+}
+
+func (v *Solver) placeInOrder(l topology.Level, i int32, order []int) bool {
+	for k, si := range order {
 		v.setCurrent(si)
-		v.pos = off
-		if !v.placeSet(l, i) {
+		v.last = k == len(order)-1
+		v.pos, v.start = v.offs[si], v.offs[si]
+		if v.got = v.placeSet(l, i); v.got < int64(v.set.Pods) {
 			return false
 		}
-		off += int(v.set.Pods)
 	}
 	return true
 }
 
+// setOrder orders the pod sets scarcest first: more whole GPUs per pod, then
+// larger fractions, then more CPU and memory (CPU-only pods last, since they
+// fit where GPU pods cannot); ties keep input order. Ranks still follow input
+// order: each set writes its own span of the plan.
+func (v *Solver) setOrder() {
+	n := len(v.r.Sets)
+	v.order, v.offs = v.order[:0], v.offs[:0]
+	off := 0
+	for i := range n {
+		v.order = append(v.order, i)
+		v.offs = append(v.offs, off)
+		off += int(v.r.Sets[i].Pods)
+	}
+	key := func(i int) [4]int64 {
+		s := &v.r.Sets[i]
+		return [4]int64{int64(s.GPUs) * topology.FullGPU * int64(1-min(s.Milli, 1)), int64(s.Milli), int64(s.CPUMilli), int64(s.MemoryMiB)}
+	}
+	for a := 1; a < n; a++ { // insertion sort: stable, no allocation
+		for b := a; b > 0 && scarcer(key(v.order[b]), key(v.order[b-1])); b-- {
+			v.order[b], v.order[b-1] = v.order[b-1], v.order[b]
+		}
+	}
+}
+
+func scarcer(a, b [4]int64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] > b[i]
+		}
+	}
+	return false
+}
+
+// inputOrder returns 0…len(Sets)-1 in a reused buffer.
+func (v *Solver) inputOrder() []int {
+	v.order2 = v.order2[:0]
+	for i := range v.r.Sets {
+		v.order2 = append(v.order2, i)
+	}
+	return v.order2
+}
+
+// setFitsAlone reports whether pod set si fits the cluster on its own.
+func (v *Solver) setFitsAlone(si int) bool {
+	v.reset()
+	v.setCurrent(si)
+	v.pos, v.start, v.last = 0, 0, true
+	return v.placeSet(0, 0) == int64(v.set.Pods)
+}
+
 // placeSet places the current set inside node (l, i), honouring the
-// preferred level.
-func (v *Solver) placeSet(l topology.Level, i int32) bool {
+// preferred level, and returns how many pods it placed.
+func (v *Solver) placeSet(l topology.Level, i int32) int64 {
 	need := int64(v.set.Pods)
 	p := v.r.Preferred
+	if v.sliceS > 1 && p > v.sliceL {
+		p = v.sliceL // spread over whole slice domains: spreading below them would split slices
+	}
 	if p <= l || p <= 0 {
 		if v.capOf(l, i) < need {
-			return false
+			return 0
 		}
-		v.fill(l, i, need)
-		return true
+		return v.fill(l, i, need)
 	}
-	// The smallest enclosing domain that fits, spilling up one level at a time.
-	for L := p; L >= l; L-- {
-		cs := v.candidates(l, i, L, need, v.cands[:0])
+	// The smallest enclosing domain that fits, spilling up one level at a
+	// time. Where upper bounds overstated the candidates of a level, the pods
+	// they could not hold go to the next candidates, then spill on up.
+	got := int64(0)
+	for L := p; L >= l && got < need; L-- {
+		rest := need - got
+		v.stop = false
+		cs := v.candidates(l, i, L, rest, v.cands[:0])
 		v.cands = cs
 		if len(cs) == 0 {
 			continue
 		}
 		v.sortCands(cs)
 		if L == p {
-			v.fill(L, cs[0].idx, need)
+			got += v.fill(L, cs[0].idx, rest)
 		} else {
-			v.fillFewest(L, cs[0].idx, p, need)
+			got += v.fillFewest(cs[0].idx, p, rest)
 		}
-		return true
+		if got < need { // later candidates, and the next level's, may hold nodes that took pods already
+			v.track()
+			got += v.fillFrom(L, cs[1:], need-got)
+		}
 	}
-	return false
+	return got
 }

@@ -26,6 +26,7 @@ type Solver struct {
 	exact  bool // aggregates give exact capacities for the current set
 	sliceL topology.Level
 	sliceS int64
+	perK   [topology.MaxHostGPUs + 1]int64 // ⌊k/GPUs⌋ for whole-GPU sets
 
 	extra []extraHost // GPUs nominated for others that this gang may take
 
@@ -36,12 +37,21 @@ type Solver struct {
 	ov      []hostOv
 
 	out      []topology.Pod
-	pos      int // next output index of the current set
+	pos      int  // next output index of the current set
+	start    int  // first output index of the current set
+	tracked  bool // the overlay holds every pod of the current set (see track)
 	stack    [][]cand
 	depth    int
 	cands    []cand // placeSet's candidates
 	reqCands []cand // solve's candidates at the required level
 	seen     int64  // largest capacity seen by candidates
+	stop     bool   // candidates found one no later node can beat
+	got      int64  // pods placed of the set that failed
+	last     bool   // the current set is the last placed: it needs no overlay
+	order    []int  // pod sets in placement order (setOrder)
+	order2   []int
+	offs     []int // first rank of each pod set
+	ex       exSearch
 	reason   Reason
 
 	maxTree    *topology.Tree
@@ -82,6 +92,7 @@ func (v *Solver) Place(s *topology.State, r *Request, plan *Plan) (bool, Reason,
 	if !v.rejectFast() {
 		return false, v.reason, nil
 	}
+	v.sizeOut(plan)
 	d, ok := v.solve()
 	if !ok {
 		return false, v.reason, nil
@@ -98,20 +109,29 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 		v.ovIdx = make([]int32, t.NumHosts())
 		v.ovStamp = make([]uint32, t.NumHosts())
 		v.epoch = 0
+		v.anyModel = false // modelOK belongs to the old tree: setModels must rebuild it
 	}
+	v.reset() // no overlay yet: a fresh epoch, so no stamp left by an earlier call (or a zero stamp) matches
 	v.s, v.r, v.hl = s, r, t.HostLevel()
 	v.info = r.jobInfo()
 	v.reason = Reason{}
 	v.setModels()
 	v.collectExtra()
+	v.setOrder()
+}
+
+// sizeOut makes the plan's pod buffer the output, sized to the gang (pods
+// are written in place; after a no-fit its content is meaningless).
+func (v *Solver) sizeOut(plan *Plan) {
 	total := 0
-	for i := range r.Sets {
-		total += int(r.Sets[i].Pods)
+	for i := range v.r.Sets {
+		total += int(v.r.Sets[i].Pods)
 	}
-	if cap(v.out) < total {
-		v.out = make([]topology.Pod, total)
+	if cap(plan.Pods) < total {
+		plan.Pods = make([]topology.Pod, total)
 	}
-	v.out = v.out[:total]
+	plan.Pods = plan.Pods[:total]
+	v.out = plan.Pods
 }
 
 func (v *Solver) setModels() {
@@ -120,6 +140,9 @@ func (v *Solver) setModels() {
 		v.modelOK = make([]bool, t.NumModels())
 	}
 	v.modelOK = v.modelOK[:t.NumModels()]
+	if len(v.r.Models) == 0 && v.anyModel {
+		return // still all true from the last call
+	}
 	v.anyModel = len(v.r.Models) == 0
 	for m := range v.modelOK {
 		v.modelOK[m] = v.anyModel
@@ -209,7 +232,6 @@ func (v *Solver) extraGPUs(lo, hi topology.HostID) int64 {
 func (v *Solver) writePlan(plan *Plan, d topology.DomainID) {
 	plan.Job = v.r.Job
 	plan.Info = v.info
-	plan.Pods = append(plan.Pods[:0], v.out...)
 	plan.sets = plan.sets[:0]
 	for _, set := range v.r.Sets {
 		plan.sets = append(plan.sets, topology.PodSet{Count: set.Pods, GPUs: set.GPUs, Milli: set.Milli,

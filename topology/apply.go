@@ -22,6 +22,7 @@ func (s *State) Apply(d Delta) error {
 				ErrStale, i, s.t.HostName(g.Host), s.hostGen[g.Host], g.Gen)
 		}
 	}
+	nJobs := len(s.jobs) // the job id bound is observable (JobIDBound, snapshots)
 	if err := s.reserve(&d); err != nil {
 		return err
 	}
@@ -35,6 +36,7 @@ func (s *State) Apply(d Delta) error {
 				s.jr.rollback()
 				s.jr.on = false
 			}
+			s.jobs = s.jobs[:nJobs] // records reserve appended are untouched again
 			return fmt.Errorf("op %d (%s): %w", i, d.Ops[i].Kind, err)
 		}
 	}
@@ -85,7 +87,9 @@ func (s *State) needsJournal(d *Delta) bool {
 
 // reserve validates job ids and grows the job, pod and nomination tables to
 // what the Delta may need, before the first journaled write (journal entries
-// point into these slices). Growth changes no observable state.
+// point into these slices). Growth of the pod and nomination tables changes
+// no observable state; the job table's length is the job id bound, so Apply
+// trims the records reserve added when the Delta fails.
 func (s *State) reserve(d *Delta) error {
 	maxJob, pods, noms := JobID(-1), 0, 0
 	for i := range d.Ops {

@@ -22,3 +22,14 @@ func (n *Nomination) Admits(id JobID, info *Job) bool { return mayTake(id, info,
 
 // HostHasPods reports whether any pod (of any job) is on host h.
 func (s *State) HostHasPods(h HostID) bool { return s.hostPods[h] >= 0 }
+
+// HostFreeCounts is the per-host free GPU count array (element h is
+// HostFree(h)), for scans over host ranges. Read-only.
+func (s *State) HostFreeCounts() []uint8 { return s.hostFree }
+
+// HistogramData exposes every domain's histograms at once for tight scans:
+// the count of hosts of model m in domain d with k free GPUs is
+// data[(d·models + m)·buckets + k]. Read-only.
+func (s *State) HistogramData() (data []int32, models, buckets int) {
+	return s.domHist, s.nm, s.nb
+}

@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Shape describes a regular cluster: every domain of a level has the same
@@ -47,10 +48,10 @@ func HGX(pods int) Shape {
 func (sh Shape) GPUs() int64 {
 	n := int64(sh.GPUsPerHost)
 	for _, f := range sh.FanOut {
-		n *= int64(f)
-		if n > 1<<40 {
+		if f > 0 && n > (1<<40)/int64(f) { // n·f > 2^40, tested without overflowing
 			return 0
 		}
+		n *= int64(f)
 	}
 	return n
 }
@@ -113,6 +114,11 @@ func (sh Shape) validate() error {
 	if err := validateLevels(sh.Levels); err != nil {
 		return err
 	}
+	for i, l := range sh.Levels {
+		if strings.Contains(l, "/") { // labels derive from level names; host names are "/"-joined paths
+			return fmt.Errorf("%w: level %d: name %q contains \"/\"", ErrInvalid, i, l)
+		}
+	}
 	if len(sh.FanOut) != len(sh.Levels)+1 {
 		return fmt.Errorf("%w: shape has %d levels and %d fan-outs, want %d (one per level, then hosts)",
 			ErrInvalid, len(sh.Levels), len(sh.FanOut), len(sh.Levels)+1)
@@ -128,7 +134,7 @@ func (sh Shape) validate() error {
 	}
 	hosts := int64(1)
 	for _, f := range sh.FanOut {
-		hosts *= int64(f)
+		hosts *= min(int64(f), 1<<29) // hosts ≤ 2^28 here: no overflow
 		if hosts > 1<<28 {
 			return fmt.Errorf("%w: shape has more than %d hosts", ErrInvalid, 1<<28)
 		}

@@ -81,8 +81,8 @@ func decodeSnapshot(t *Tree, data []byte) (*State, error) {
 	if bound > uint64(MaxJobID)+1 {
 		d.fail("job id bound %d", bound)
 	}
-	d.jobs(s)
-	d.nominations(s)
+	d.jobs(s, bound) // ids are checked against the bound before a table grows to them
+	d.nominations(s, bound)
 	d.health(s)
 	for h := range s.hostGen {
 		v := d.u()
@@ -116,7 +116,7 @@ func (d *decoder) apply(s *State, op Op) {
 	}
 }
 
-func (d *decoder) jobs(s *State) {
+func (d *decoder) jobs(s *State, bound uint64) {
 	n := d.count()
 	prev := int64(-1)
 	for range n {
@@ -124,8 +124,8 @@ func (d *decoder) jobs(s *State) {
 			return
 		}
 		id := int64(d.u())
-		if id <= prev || id > int64(MaxJobID) {
-			d.fail("job id %d out of order", id)
+		if id <= prev || uint64(id) >= bound {
+			d.fail("job id %d out of order or not below the bound %d", id, bound)
 			return
 		}
 		prev = id
@@ -170,13 +170,13 @@ func (d *decoder) level() Level {
 	return Level(v)
 }
 
-func (d *decoder) nominations(s *State) {
+func (d *decoder) nominations(s *State, bound uint64) {
 	n := d.count()
 	for range n {
 		var nom Nomination
 		j := d.u()
-		if j > uint64(MaxJobID) {
-			d.fail("nominee %d", j)
+		if j >= bound {
+			d.fail("nominee %d not below the job id bound %d", j, bound)
 			return
 		}
 		nom.Job, nom.Priority, nom.Ready, nom.Expiry = JobID(j), d.i32(), d.i(), d.i()

@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/blinksched/blink/placement"
+	"github.com/blinksched/blink/topology"
+)
+
+// PlaceRequests names the placement requests of the benchmark grid, per shape.
+var PlaceRequests = map[string][]string{
+	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible"},
+	"hgx":   {"host8", "su256", "pod4096", "gpus200k", "frac500", "impossible"},
+}
+
+// PlaceRequest returns the named request of the grid on tree t:
+//
+//	host4, host8   one pod of a whole host (4 or 8 GPUs)
+//	rack72         18 pods × 4 GPUs, required rack (a whole NVL72 domain)
+//	su576, su256   a whole scalable unit's pods, required SU
+//	block9216      2,304 pods × 4 GPUs, required block
+//	pod4096        512 pods × 8 GPUs, required pod
+//	gpus200k       200,000 GPUs of whole-host pods, preferred block (pod)
+//	slice16of18    64 pods × 4 GPUs in slices of 16 pods per rack (4 racks)
+//	frac500        one pod of half a GPU
+//	impossible     one more whole-host pod than the cluster has hosts
+func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
+	lvl := func(n string) topology.Level { l, _ := t.LevelByName(n); return l }
+	host := int32(t.MaxHostGPUs())
+	one := func(pods int32, required, preferred string) placement.Request {
+		return placement.Request{Sets: []placement.PodSet{{Pods: pods, GPUs: host}},
+			Required: lvl(required), Preferred: lvl(preferred)}
+	}
+	switch name {
+	case "host4", "host8":
+		return one(1, "", ""), nil
+	case "rack72":
+		return one(18, "rack", ""), nil
+	case "su576":
+		return one(144, "su", ""), nil
+	case "su256":
+		return one(32, "su", ""), nil
+	case "block9216":
+		return one(2304, "block", ""), nil
+	case "pod4096":
+		return one(512, "pod", ""), nil
+	case "gpus200k":
+		pref := "block"
+		if _, ok := t.LevelByName("pod"); ok {
+			pref = "pod"
+		}
+		return one(200000/host, "", pref), nil
+	case "slice16of18":
+		r := one(64, "", "")
+		r.Sets[0].SliceSize, r.Sets[0].SliceLevel = 16, lvl("rack")
+		return r, nil
+	case "frac500":
+		return placement.Request{Sets: []placement.PodSet{{Pods: 1, GPUs: 1, Milli: 500}}}, nil
+	case "impossible":
+		return one(int32(t.NumHosts()+1), "", ""), nil
+	}
+	return placement.Request{}, fmt.Errorf("bench: unknown request %q", name)
+}
