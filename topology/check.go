@@ -144,8 +144,8 @@ func (s *State) checkUsage() error {
 		}
 	}
 	for g, m := range milli {
-		if int32(s.milli[g]) != m {
-			return fmt.Errorf("check: GPU %d: free milli %d, pods leave %d", g, s.milli[g], m)
+		if int32(s.gpuMilli(g)) != m {
+			return fmt.Errorf("check: GPU %d: free milli %d, pods leave %d", g, s.gpuMilli(g), m)
 		}
 		if testBit(s.unused, g) != (m == FullGPU) || testBit(s.partial, g) != (m > 0 && m < FullGPU) {
 			return fmt.Errorf("check: GPU %d: unused/partial bits disagree with milli %d", g, m)
@@ -205,6 +205,12 @@ func (s *State) checkDerived() error {
 	}
 	if i := firstDiff(s.hostFree, a.hostFree); i >= 0 {
 		return fmt.Errorf("check: host %s: %d free GPUs, rebuild gives %d", s.t.HostName(HostID(i)), s.hostFree[i], a.hostFree[i])
+	}
+	if i := firstDiff(s.hostCap, a.hostCap); i >= 0 {
+		return fmt.Errorf("check: host %s: %d healthy GPUs, rebuild gives %d", s.t.HostName(HostID(i)), s.hostCap[i], a.hostCap[i])
+	}
+	if i := firstDiff(s.hostShared, a.hostShared); i >= 0 {
+		return fmt.Errorf("check: host %s: %d shared milli, rebuild gives %d", s.t.HostName(HostID(i)), s.hostShared[i], a.hostShared[i])
 	}
 	if i := firstDiff(s.idleHostW, a.idleHostW); i >= 0 {
 		return fmt.Errorf("check: idle-host word %d = %#x, rebuild gives %#x", i, s.idleHostW[i], a.idleHostW[i])

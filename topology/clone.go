@@ -35,18 +35,20 @@ func (s *State) Clone() *State {
 
 func (a *agg) clone() agg {
 	c := agg{
-		freeW:     slices.Clone(a.freeW),
-		hostFree:  slices.Clone(a.hostFree),
-		idleHostW: slices.Clone(a.idleHostW),
-		domFree:   slices.Clone(a.domFree),
-		domCap:    slices.Clone(a.domCap),
-		domIdle:   slices.Clone(a.domIdle),
-		domModel:  slices.Clone(a.domModel),
-		domHist:   slices.Clone(a.domHist),
-		domPre:    slices.Clone(a.domPre),
-		domShared: slices.Clone(a.domShared),
-		idle:      make([]*bitset.BitSet, len(a.idle)),
-		idleW:     make([][]uint64, len(a.idleW)),
+		freeW:      slices.Clone(a.freeW),
+		hostFree:   slices.Clone(a.hostFree),
+		hostCap:    slices.Clone(a.hostCap),
+		hostShared: slices.Clone(a.hostShared),
+		idleHostW:  slices.Clone(a.idleHostW),
+		domFree:    slices.Clone(a.domFree),
+		domCap:     slices.Clone(a.domCap),
+		domIdle:    slices.Clone(a.domIdle),
+		domModel:   slices.Clone(a.domModel),
+		domHist:    slices.Clone(a.domHist),
+		domPre:     slices.Clone(a.domPre),
+		domShared:  slices.Clone(a.domShared),
+		idle:       make([]*bitset.BitSet, len(a.idle)),
+		idleW:      make([][]uint64, len(a.idleW)),
 	}
 	c.free = bitset.From(c.freeW)
 	for l := range a.idleW {

@@ -16,6 +16,8 @@ func (s *State) derive() agg {
 			a.freeW[i>>6] |= 1 << (uint(i) & 63)
 		}
 		a.hostFree[h] = uint8(sum.free)
+		a.hostCap[h] = uint8(sum.cap)
+		a.hostShared[h] = uint16(sum.shared)
 		if sum.idle {
 			a.idleHostW[hi>>6] |= 1 << (uint(hi) & 63)
 		}

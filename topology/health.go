@@ -11,7 +11,6 @@ func (s *State) setGPUHealth(g GPUID, h Health) error {
 		return fmt.Errorf("%w: a GPU is healthy or failed, not %s", ErrInvalid, h)
 	}
 	host := t.GPUHost(g)
-	b := s.summarize(host)
 	lo, n := int(t.hostGPU[host]), t.HostGPUCount(host)
 	bit := uint64(1) << uint(int(g)-lo)
 	cur := getBits(s.failed, lo, n) &^ bit
@@ -19,7 +18,7 @@ func (s *State) setGPUHealth(g GPUID, h Health) error {
 		cur |= bit
 	}
 	s.setBits(s.failed, lo, n, cur)
-	s.commit(host, b)
+	s.commit(host)
 	return nil
 }
 
@@ -46,9 +45,8 @@ func (s *State) setHostHealth(h HostID, health Health) {
 	if Health(f&flagHealthMask) == health {
 		return
 	}
-	b := s.summarize(h)
 	s.w8(&s.hostFlags[h], f&^flagHealthMask|uint8(health))
-	s.commit(h, b)
+	s.commit(h)
 }
 
 func (s *State) setDomainHealth(d DomainID, health Health) error {

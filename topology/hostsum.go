@@ -45,11 +45,25 @@ func (s *State) summarize(h HostID) hostSum {
 	return sum
 }
 
-// commit records that host h changed from summary b: it bumps the host's
-// generation, rewrites its free bits and propagates the difference to every
-// enclosing domain.
-func (s *State) commit(h HostID, b hostSum) {
+// cached is host h's summary as the derived data hold it now.
+func (s *State) cached(h HostID) hostSum {
+	lo := int(s.t.hostGPU[h])
+	i := int(h)
+	return hostSum{
+		mask:   getBits(s.freeW, lo, int(s.t.hostGPU[h+1])-lo),
+		free:   int32(s.hostFree[h]),
+		cap:    int32(s.hostCap[h]),
+		shared: int32(s.hostShared[h]),
+		idle:   s.idleHostW[i>>6]&(1<<(uint(i)&63)) != 0,
+	}
+}
+
+// commit records that host h's primary data changed: it bumps the host's
+// generation, recomputes its summary, and writes the difference from the
+// cached one to the host's derived data and every enclosing domain.
+func (s *State) commit(h HostID) {
 	a := s.summarize(h)
+	b := s.cached(h)
 	s.wu32(&s.hostGen[h], s.hostGen[h]+1)
 	if a == b {
 		return
@@ -61,6 +75,12 @@ func (s *State) commit(h HostID, b hostSum) {
 	}
 	if a.free != b.free {
 		s.w8(&s.hostFree[h], uint8(a.free))
+	}
+	if a.cap != b.cap {
+		s.w8(&s.hostCap[h], uint8(a.cap))
+	}
+	if a.shared != b.shared {
+		s.w16(&s.hostShared[h], uint16(a.shared))
 	}
 	if a.idle != b.idle {
 		i := int(h)

@@ -30,8 +30,10 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 	if err != nil {
 		return err
 	}
-	rec.first, rec.last, rec.n = first, last, int32(len(pods))
-	s.wJob(id, rec)
+	j := &s.jobs[id]
+	s.w32(&j.first, first)
+	s.w32(&j.last, last)
+	s.w32(&j.n, int32(len(pods)))
 	s.w32(&s.nJobs, s.nJobs+1)
 	return nil
 }
@@ -78,10 +80,11 @@ func (s *State) validateJob(info *Job, pods []Pod) error {
 		return fmt.Errorf("%w: job has no pods", ErrInvalid)
 	}
 	hl := s.t.HostLevel()
-	for _, l := range []Level{info.Required, info.Preferred} {
-		if l < NoLevel || l > hl {
-			return fmt.Errorf("%w: level %d out of range (tree has levels 0…%d)", ErrInvalid, l, hl)
-		}
+	if l := max(info.Required, info.Preferred); l > hl {
+		return fmt.Errorf("%w: level %d out of range (tree has levels 0…%d)", ErrInvalid, l, hl)
+	}
+	if l := min(info.Required, info.Preferred); l < NoLevel {
+		return fmt.Errorf("%w: level %d out of range (tree has levels 0…%d)", ErrInvalid, l, hl)
 	}
 	if len(info.Sets) == 0 {
 		return nil
@@ -147,9 +150,9 @@ func (s *State) checkPod(id JobID, info *Job, p *Pod) error {
 		if busy := p.GPUs &^ getBits(s.unused, lo, n); busy != 0 {
 			return fmt.Errorf("%w: GPU %d of host %s is in use", ErrStale, bits.TrailingZeros64(busy), t.HostName(h))
 		}
-	} else if g := lo + bits.TrailingZeros64(p.GPUs); int32(s.milli[g]) < p.Milli {
+	} else if g := lo + bits.TrailingZeros64(p.GPUs); int32(s.gpuMilli(g)) < p.Milli {
 		return fmt.Errorf("%w: GPU %d of host %s has %d milli free, pod needs %d",
-			ErrStale, g-lo, t.HostName(h), s.milli[g], p.Milli)
+			ErrStale, g-lo, t.HostName(h), s.gpuMilli(g), p.Milli)
 	}
 	claim := p.GPUs
 	if info.Exclusive {

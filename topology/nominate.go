@@ -57,7 +57,6 @@ func (s *State) markNominated(gpus []GPUID, on bool) {
 		for ; i < len(gpus) && int(gpus[i]) < lo+n; i++ {
 			m |= 1 << uint(int(gpus[i])-lo)
 		}
-		b := s.summarize(h)
 		cur := getBits(s.nominated, lo, n)
 		if on {
 			cur |= m
@@ -65,7 +64,7 @@ func (s *State) markNominated(gpus []GPUID, on bool) {
 			cur &^= m
 		}
 		s.setBits(s.nominated, lo, n, cur)
-		s.commit(h, b)
+		s.commit(h)
 	}
 }
 

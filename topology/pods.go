@@ -11,14 +11,10 @@ func (s *State) placePod(id JobID, info *Job, rank int32, p Pod, prev int32) int
 	t := s.t
 	h := p.Host
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
-	b := s.summarize(h)
 	if p.Milli == 0 {
-		for m := p.GPUs; m != 0; m &= m - 1 {
-			s.w16(&s.milli[lo+bits.TrailingZeros64(m)], 0)
-		}
 		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)&^p.GPUs)
 	} else {
-		s.takeMilli(lo, n, p.GPUs, int32(s.milli[lo+bits.TrailingZeros64(p.GPUs)])-p.Milli)
+		s.takeMilli(lo, n, p.GPUs, int32(s.gpuMilli(lo+bits.TrailingZeros64(p.GPUs)))-p.Milli)
 	}
 	s.w32(&s.hostCPU[h], s.hostCPU[h]-p.CPUMilli)
 	s.w32(&s.hostMem[h], s.hostMem[h]-p.MemoryMiB)
@@ -42,14 +38,29 @@ func (s *State) placePod(id JobID, info *Job, rank int32, p Pod, prev int32) int
 		r.jnext = slot
 		s.wPod(prev, r)
 	}
-	s.commit(h, b)
+	s.commit(h)
 	return slot
+}
+
+// gpuMilli is GPU g's free milli: FullGPU when unused, the stored value when
+// partly used, else 0. milli[g] is meaningful only while g is partly used, so
+// whole-GPU pods never write it.
+func (s *State) gpuMilli(g int) uint16 {
+	switch {
+	case testBit(s.unused, g):
+		return FullGPU
+	case testBit(s.partial, g):
+		return s.milli[g]
+	}
+	return 0
 }
 
 // takeMilli sets the free milli of the host's one GPU in mask m to v.
 func (s *State) takeMilli(lo, n int, m uint64, v int32) {
 	g := lo + bits.TrailingZeros64(m)
-	s.w16(&s.milli[g], uint16(v))
+	if v > 0 && v < FullGPU {
+		s.w16(&s.milli[g], uint16(v))
+	}
 	unused, partial := getBits(s.unused, lo, n)&^m, getBits(s.partial, lo, n)&^m
 	switch {
 	case v == FullGPU:
@@ -102,14 +113,10 @@ func (s *State) releasePod(slot int32) {
 	h := p.Host
 	info := &s.jobs[p.job].info
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
-	b := s.summarize(h)
 	if p.Milli == 0 {
-		for m := p.GPUs; m != 0; m &= m - 1 {
-			s.w16(&s.milli[lo+bits.TrailingZeros64(m)], FullGPU)
-		}
 		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)|p.GPUs)
 	} else {
-		s.takeMilli(lo, n, p.GPUs, int32(s.milli[lo+bits.TrailingZeros64(p.GPUs)])+p.Milli)
+		s.takeMilli(lo, n, p.GPUs, int32(s.gpuMilli(lo+bits.TrailingZeros64(p.GPUs)))+p.Milli)
 	}
 	s.w32(&s.hostCPU[h], s.hostCPU[h]+p.CPUMilli)
 	s.w32(&s.hostMem[h], s.hostMem[h]+p.MemoryMiB)
@@ -128,7 +135,7 @@ func (s *State) releasePod(slot int32) {
 	s.wPod(slot, podRec{job: -1, next: -1, jnext: s.podFree})
 	s.w32(&s.podFree, slot)
 	s.w32(&s.nPods, s.nPods-1)
-	s.commit(h, b)
+	s.commit(h)
 }
 
 // releasePods frees every pod of job id (its record keeps its attributes).

@@ -21,7 +21,7 @@ func (s *State) GPUFree(g GPUID) bool { return testBit(s.freeW, int(g)) }
 
 // GPUMilli is GPU g's free milli-GPU (FullGPU when no pod uses it), whatever
 // its health.
-func (s *State) GPUMilli(g GPUID) int { return int(s.milli[g]) }
+func (s *State) GPUMilli(g GPUID) int { return int(s.gpuMilli(int(g))) }
 
 // GPUFailed reports whether GPU g failed.
 func (s *State) GPUFailed(g GPUID) bool { return testBit(s.failed, int(g)) }

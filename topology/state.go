@@ -31,7 +31,7 @@ type State struct {
 	partial   []uint64 // bits: 0 < milli < FullGPU
 	failed    []uint64
 	nominated []uint64
-	milli     []uint16 // free milli-GPU
+	milli     []uint16 // free milli-GPU of partly used GPUs (else see gpuMilli)
 
 	// per host (primary)
 	hostFlags []uint8 // Health | flagExclusive
@@ -57,8 +57,10 @@ type agg struct {
 	free  *bitset.BitSet // the free-mask; freeW are its words
 	freeW []uint64
 
-	hostFree  []uint8  // free GPUs per host
-	idleHostW []uint64 // bit h: host h is idle (usable, no pods, all GPUs free)
+	hostFree   []uint8  // free GPUs per host
+	hostCap    []uint8  // healthy GPUs if the host is healthy
+	hostShared []uint16 // free milli on partly used GPUs, if usable
+	idleHostW  []uint64 // bit h: host h is idle (usable, no pods, all GPUs free)
 
 	domFree   []int32          // free GPUs
 	domCap    []int32          // healthy GPUs on healthy hosts
@@ -74,17 +76,19 @@ type agg struct {
 func newAgg(t *Tree, nm, nb int) agg {
 	G, H, D := t.NumGPUs(), t.NumHosts(), t.NumDomains()
 	a := agg{
-		freeW:     make([]uint64, (G+63)/64),
-		hostFree:  make([]uint8, H),
-		idleHostW: make([]uint64, (H+63)/64),
-		domFree:   make([]int32, D),
-		domCap:    make([]int32, D),
-		domIdle:   make([]int32, D),
-		domHist:   make([]int32, D*nm*nb),
-		domPre:    make([]int32, D*prioBuckets),
-		domShared: make([]int64, D),
-		idle:      make([]*bitset.BitSet, t.Levels()),
-		idleW:     make([][]uint64, t.Levels()),
+		freeW:      make([]uint64, (G+63)/64),
+		hostFree:   make([]uint8, H),
+		hostCap:    make([]uint8, H),
+		hostShared: make([]uint16, H),
+		idleHostW:  make([]uint64, (H+63)/64),
+		domFree:    make([]int32, D),
+		domCap:     make([]int32, D),
+		domIdle:    make([]int32, D),
+		domHist:    make([]int32, D*nm*nb),
+		domPre:     make([]int32, D*prioBuckets),
+		domShared:  make([]int64, D),
+		idle:       make([]*bitset.BitSet, t.Levels()),
+		idleW:      make([][]uint64, t.Levels()),
 	}
 	a.free = bitset.From(a.freeW)
 	if nm > 1 {
@@ -114,9 +118,6 @@ func NewState(t *Tree) *State {
 	s.hostMem = append([]int32(nil), t.hostMem...)
 	s.hostGen = make([]uint32, H)
 	s.hostPods = make([]int32, H)
-	for i := range s.milli {
-		s.milli[i] = FullGPU
-	}
 	for i := range s.hostPods {
 		s.hostPods[i] = -1
 	}
