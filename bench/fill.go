@@ -13,7 +13,6 @@ const (
 	maxPartialShare = 0.4  // largest share of last-level domains that is partly used
 	partialMean     = 0.5  // mean load of a partly used domain
 	partialMax      = 0.85 // no partly used domain is planned past this load
-	maxRun          = 16   // longest mean run of one kind, in domains
 	maxFails        = 32   // consecutive failed small-job draws that end a partly used domain
 )
 
@@ -64,11 +63,14 @@ type FillStats struct {
 // load - p/2, the rest free (0.5 is the mean load of a partly used domain),
 // so load 0.5 is 30% full, 40% partly used and 30% free racks, and load 0.9
 // is 85% full, 10% partly used, 5% free. Kinds come in runs along the tree
-// order (run lengths uniform in 1…2m-1, m the number of last-level domains
-// under one parent, at most 16), each run's kind drawn in proportion to the
-// domains of each kind still to assign: full, partly used and free racks
-// cluster as a best-fit scheduler packs them, so free SUs and blocks exist
-// at moderate load.
+// order, each run's kind drawn in proportion to the domains of each kind
+// still to assign, its length uniform in 1…2m-1 where m, drawn for each run,
+// is the number of last-level domains in one domain of a level above (for
+// NVL72: 8 racks per SU or 128 per block; for HGX: 16 SUs per pod). Full,
+// partly used and free racks cluster as a best-fit scheduler packs them, so
+// entirely free SUs, blocks and pods remain at moderate load: on 1M NVL72
+// GPUs with seed 1, load 0.25 leaves 34 of 109 blocks and 1,051 of 1,744 SUs
+// entirely free, load 0.5 leaves 10 and 497, load 0.9 leaves 2 and 78.
 //
 // Every job draws one of 4 priority classes: 1 (40% of jobs), 10 (30%),
 // 100 (20%) and 1000 (10%); classes 1 and 10 are preemptible, half of class
@@ -77,8 +79,9 @@ type FillStats struct {
 // GPU for each whole GPU it holds (3/16 of one GPU's share when fractional),
 // so CPU and memory never bind.
 //
-// The achieved load is within a few GPUs per partly used domain of the
-// target, or below it when partly used domains run out of room (small
+// Each partly used domain's overshoot (its last job may pass its target) is
+// taken off the next one's target, so the achieved load is within a few GPUs
+// of the target, or below it when partly used domains run out of room (small
 // clusters, loads near 1): read FillStats.Load.
 func Fill(s *topology.State, load float64, seed uint64) (FillStats, error) {
 	if !(load >= 0 && load <= 1) {
@@ -167,12 +170,7 @@ func (f *filler) kinds(n int, load float64, budget int) []uint8 {
 	for float64(budget)-float64(nFull)*avg > partialMax*avg*float64(nPartial) && nFull+nPartial < n {
 		nPartial++
 	}
-	run := maxRun / 2
-	if lo, _ := f.t.LevelDomains(f.last); f.last > 1 {
-		c0, c1 := f.t.Children(f.t.Parent(lo))
-		run = int(c1 - c0)
-	}
-	run = min(max(run, 1), maxRun)
+	scales := f.runScales(n)
 	rem := [3]int{n - nFull - nPartial, nFull, nPartial} // by kind
 	kinds := make([]uint8, n)
 	for pos := 0; pos < n; {
@@ -182,7 +180,8 @@ func (f *filler) kinds(n int, load float64, budget int) []uint8 {
 			r -= rem[k]
 			k++
 		}
-		m := min(1+f.rng.IntN(2*run-1), rem[k])
+		scale := scales[f.rng.IntN(len(scales))]
+		m := min(1+f.rng.IntN(2*scale-1), rem[k])
 		for range m {
 			kinds[pos] = uint8(k)
 			pos++
@@ -190,6 +189,28 @@ func (f *filler) kinds(n int, load float64, budget int) []uint8 {
 		rem[k] -= m
 	}
 	return kinds
+}
+
+// runScales returns the mean run lengths of kinds: for each named level above
+// the last, the number of last-level domains in one of its domains (8 racks
+// per SU and 128 per block for NVL72, 16 SUs per pod for HGX); 8 when the
+// last level is the only one.
+func (f *filler) runScales(n int) []int {
+	t := f.t
+	first, _ := t.LevelDomains(f.last)
+	var scales []int
+	for a := t.Parent(first); a >= 0 && t.DomainLevel(a) >= 1; a = t.Parent(a) {
+		lo, hi := a, a+1
+		for l := t.DomainLevel(a); l < f.last; l++ {
+			lo, _ = t.Children(lo)
+			_, hi = t.Children(hi - 1)
+		}
+		scales = append(scales, int(hi-lo))
+	}
+	if len(scales) == 0 {
+		scales = append(scales, min(8, n))
+	}
+	return scales
 }
 
 // gpus counts the GPUs of domains [d0, d1) of the last level.
@@ -270,21 +291,26 @@ func (f *filler) partials(lo topology.DomainID, kinds []uint8, budget int) error
 			total += weights[i]
 		}
 	}
+	carry := 0 // planned minus used so far: overshoot lowers the next target
 	for i, k := range kinds {
 		if k != kindPartial {
 			continue
 		}
 		d := lo + topology.DomainID(i)
-		target := min(int(float64(budget)*weights[i]/total+0.5), int(partialMax*float64(f.t.DomainGPUs(d))))
-		if err := f.partial(d, target); err != nil {
+		plan := int(float64(budget)*weights[i]/total + 0.5)
+		target := min(max(plan+carry, 0), int(partialMax*float64(f.t.DomainGPUs(d))))
+		used, err := f.partial(d, target)
+		if err != nil {
 			return err
 		}
+		carry += plan - used
 	}
 	return nil
 }
 
-// partial adds single-pod jobs on random hosts of d until target GPUs are used.
-func (f *filler) partial(d topology.DomainID, target int) error {
+// partial adds single-pod jobs on random hosts of d until target GPUs are
+// used, and returns the GPUs it used.
+func (f *filler) partial(d topology.DomainID, target int) (int, error) {
 	h0, h1 := f.t.Hosts(d)
 	used := 0
 	for fails := 0; used < target && fails < maxFails; {
@@ -301,11 +327,11 @@ func (f *filler) partial(d topology.DomainID, target int) error {
 		job := topology.Job{Priority: prio, Preemptible: pre, Movable: true,
 			Required: topology.NoLevel, Preferred: topology.NoLevel}
 		if err := f.add(job); err != nil {
-			return err
+			return 0, err
 		}
 		used += fresh
 	}
-	return nil
+	return used, nil
 }
 
 // smallSize draws a small job's GPUs (0: fractional) among the sizes that fit

@@ -251,6 +251,15 @@ func (v *Solver) fillFrom(cl topology.Level, cs []cand, want int64) int64 {
 // need pods, in one pass without buffers.
 func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (int32, bool) {
 	lo, hi := v.childRange(d, cl)
+	if v.exact && v.sliceS == 1 && v.r.Policy == BestFit && len(v.extra) == 0 {
+		switch {
+		case cl == v.hl:
+			return v.bestHostExact(lo, hi, need)
+		case d == 0 && need == 1 && v.anyModel && hi-lo > wideFanout:
+			return v.wideBest()
+		}
+		return v.bestDomainExact(lo, hi, need)
+	}
 	best := cand{idx: -1}
 	for c := lo; c < hi; c++ {
 		cp := v.capOf(cl, c)
@@ -266,6 +275,65 @@ func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (
 		}
 	}
 	return best.idx, best.idx >= 0
+}
+
+// bestDomainExact is bestChild for BestFit over domains [lo, hi) when the
+// histograms are exact: one tight pass over the histogram rows.
+func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
+	hist, nm, nb := v.s.HistogramData()
+	free := v.s.DomainFreeData()
+	g := int(v.set.GPUs)
+	perK := v.perK[:nb]
+	best, bestCap, bestFree := int32(-1), int64(0), int64(0)
+	stride := nm * nb
+	for c := lo; c < hi; c++ {
+		cp := int64(0)
+		if nm == 1 && g == nb-1 { // pods of a whole (largest) host: one count
+			cp = int64(hist[int(c)*stride+g])
+		} else {
+			row := hist[int(c)*stride : (int(c)+1)*stride]
+			for m := range nm {
+				if !v.modelOK[m] {
+					continue
+				}
+				for k := g; k < nb; k++ {
+					cp += int64(row[m*nb+k]) * perK[k]
+				}
+			}
+		}
+		if cp < need || best >= 0 && cp > bestCap {
+			continue
+		}
+		f := int64(free[c])
+		if best < 0 || cp < bestCap || f < bestFree {
+			best, bestCap, bestFree = c, cp, f
+			if v.unbeatable(cp, f, need) {
+				break
+			}
+		}
+	}
+	return best, best >= 0
+}
+
+// bestHostExact is bestChild for BestFit over hosts [lo, hi) when free counts
+// are exact: one pass over a byte per host.
+func (v *Solver) bestHostExact(lo, hi int32, need int64) (int32, bool) {
+	g := uint8(v.set.GPUs)
+	best, bestFree := int32(-1), uint8(0)
+	for i, k := range v.s.HostFreeCounts()[lo:hi] {
+		h := lo + int32(i)
+		if k < g || !v.anyModel && !v.modelOK[v.t.HostModel(topology.HostID(h))] || v.perK[k] < need {
+			continue
+		}
+		// capacity ⌊k/g⌋ grows with k, so the fewest free GPUs is the best fit
+		if best < 0 || k < bestFree {
+			best, bestFree = h, k
+			if v.unbeatable(v.perK[k], int64(k), need) {
+				break
+			}
+		}
+	}
+	return best, best >= 0
 }
 
 // childRange returns d's children at level cl (domains, or hosts).

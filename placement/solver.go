@@ -52,6 +52,7 @@ type Solver struct {
 	order2   []int
 	offs     []int // first rank of each pod set
 	ex       exSearch
+	wide     []*wideMin // by GPUs per pod
 	reason   Reason
 
 	maxTree    *topology.Tree

@@ -1,6 +1,9 @@
 package topology
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Apply applies the Delta's operations in order, atomically: if a guard or any
 // operation's precondition fails, Apply returns an error wrapping ErrInvalid or
@@ -104,21 +107,28 @@ func (s *State) reserve(d *Delta) error {
 				return fmt.Errorf("op %d (%s): %w: job id %d out of range 0…%d",
 					i, op.Kind, ErrInvalid, id, MaxJobID)
 			}
-			maxJob = max(maxJob, id)
+			if op.Kind == OpAddJob || op.Kind == OpNominate { // the others need the job to exist
+				maxJob = max(maxJob, id)
+			}
 			pods += len(op.Pods)
 			if op.Kind == OpNominate {
 				noms++
 			}
 		}
 	}
-	for JobID(len(s.jobs)) <= maxJob {
-		s.jobs = append(s.jobs, jobRec{first: -1, last: -1, nom: -1})
+	if n := int(maxJob) + 1 - len(s.jobs); n > 0 {
+		s.jobs = slices.Grow(s.jobs, n)
+		for range n {
+			s.jobs = append(s.jobs, jobRec{first: -1, last: -1, nom: -1})
+		}
 	}
 	if free := len(s.pods) - int(s.nPods); free < pods {
 		s.growPods(pods - free)
 	}
-	for dead := s.deadNoms(); dead < noms; dead++ {
-		s.noms = append(s.noms, nomRec{})
+	if noms > 0 {
+		for dead := s.deadNoms(); dead < noms; dead++ {
+			s.noms = append(s.noms, nomRec{})
+		}
 	}
 	return nil
 }

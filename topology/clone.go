@@ -9,7 +9,7 @@ import (
 // Clone returns an independent copy of the State (sharing the immutable
 // Tree): a copy of flat slices, for what-if planning. O(GPUs + pods).
 func (s *State) Clone() *State {
-	c := &State{t: s.t, nm: s.nm, nb: s.nb, podFree: s.podFree, nPods: s.nPods, nJobs: s.nJobs}
+	c := &State{t: s.t, nm: s.nm, nb: s.nb, podFree: s.podFree, nPods: s.nPods, nJobs: s.nJobs, touches: &touchLog{}}
 	c.unused = slices.Clone(s.unused)
 	c.partial = slices.Clone(s.partial)
 	c.failed = slices.Clone(s.failed)

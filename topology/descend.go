@@ -33,3 +33,7 @@ func (s *State) HostFreeCounts() []uint8 { return s.hostFree }
 func (s *State) HistogramData() (data []int32, models, buckets int) {
 	return s.domHist, s.nm, s.nb
 }
+
+// DomainFreeData is the per-domain free GPU count array (element d is
+// Free(d)), for scans over domain ranges. Read-only.
+func (s *State) DomainFreeData() []int32 { return s.domFree }

@@ -97,6 +97,9 @@ func (s *State) propagate(h HostID, b, a hostSum) {
 	dIdle := b2i(a.idle) - b2i(b.idle)
 	for d := t.hostParent[h]; d >= 0; d = t.domParent[d] {
 		if dFree != 0 {
+			if t.domParent[d] == 0 {
+				s.touch(d)
+			}
 			s.w32(&s.domFree[d], s.domFree[d]+dFree)
 			if nm > 1 {
 				s.w32(&s.domModel[d*nm+m], s.domModel[d*nm+m]+dFree)

@@ -154,6 +154,8 @@ func (s *State) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
+	n.touches = s.touches
+	n.touches.seq += touchLogSize + 1 // readers of the touch log must start over
 	*s = *n
 	return nil
 }

@@ -79,6 +79,9 @@ func (s *State) releaseNomination(slot int32) {
 }
 
 func (s *State) cancelNomination(id JobID) error {
+	if int(id) >= len(s.jobs) || s.jobs[id].nom < 0 {
+		return fmt.Errorf("%w: job %d holds no nomination", ErrStale, id)
+	}
 	n := s.jobs[id].nom
 	if n < 0 {
 		return fmt.Errorf("%w: job %d holds no nomination", ErrStale, id)

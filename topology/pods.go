@@ -147,8 +147,11 @@ func (s *State) releasePods(id JobID) {
 	}
 }
 
+// present reports whether job id is live (ids beyond the table are absent).
+func (s *State) present(id JobID) bool { return int(id) < len(s.jobs) && s.jobs[id].live }
+
 func (s *State) removeJob(id JobID) error {
-	if !s.jobs[id].live {
+	if !s.present(id) {
 		return fmt.Errorf("%w: job %d not present", ErrStale, id)
 	}
 	s.releasePods(id)
@@ -160,10 +163,10 @@ func (s *State) removeJob(id JobID) error {
 }
 
 func (s *State) moveJob(id JobID, pods []Pod) error {
-	rec := s.jobs[id]
-	if !rec.live {
+	if !s.present(id) {
 		return fmt.Errorf("%w: job %d not present", ErrStale, id)
 	}
+	rec := s.jobs[id]
 	if int(rec.n) != len(pods) {
 		return fmt.Errorf("%w: job %d has %d pods, move gives %d", ErrInvalid, id, rec.n, len(pods))
 	}

@@ -49,7 +49,8 @@ type State struct {
 	noms    []nomRec
 	nJobs   int32 // live jobs
 
-	jr journal
+	jr      journal
+	touches *touchLog // allocated with the State; Clone starts a fresh log
 }
 
 // agg is the derived data, kept incrementally; Check recomputes it.
@@ -105,7 +106,7 @@ func newAgg(t *Tree, nm, nb int) agg {
 // NewState returns the empty State of t: every host healthy, every GPU free.
 // O(GPUs).
 func NewState(t *Tree) *State {
-	s := &State{t: t, nm: len(t.models), nb: t.maxGPUs + 1, podFree: -1}
+	s := &State{t: t, nm: len(t.models), nb: t.maxGPUs + 1, podFree: -1, touches: &touchLog{}}
 	G, H := t.NumGPUs(), t.NumHosts()
 	words := (G + 63) / 64
 	s.unused = make([]uint64, words)

@@ -1,0 +1,117 @@
+package placement
+
+import "github.com/blinksched/blink/topology"
+
+// wideMin answers "the root's best child for one pod of g whole GPUs" (the
+// BestFit key: smallest capacity ≥ 1, then fewest free GPUs, then lowest
+// index) in O(1) when the root has many children, so that a one-pod decision
+// does not grow with the number of blocks. It is a tournament tree over the
+// level-1 domains, kept per GPU count and brought up to date from the State's
+// touch log: O(log children) per level-1 domain changed since the last call.
+// Used only when the histograms are exact and every model is acceptable.
+type wideMin struct {
+	s     *topology.State
+	seq   uint64
+	g     int32
+	lo    topology.DomainID
+	n     int
+	size  int
+	node  []wideKey
+	dirty []topology.DomainID
+}
+
+type wideKey struct {
+	cap, free int64
+	idx       int32 // -1: no child with capacity
+}
+
+// wideFanout is the fan-out above which the root's children are indexed.
+const wideFanout = 64
+
+func (a wideKey) less(b wideKey) bool {
+	switch {
+	case a.idx < 0:
+		return false
+	case b.idx < 0:
+		return true
+	case a.cap != b.cap:
+		return a.cap < b.cap
+	case a.free != b.free:
+		return a.free < b.free
+	}
+	return a.idx < b.idx
+}
+
+// wideBest returns the root's best child for one pod of the current set.
+func (v *Solver) wideBest() (int32, bool) {
+	g := v.set.GPUs
+	for len(v.wide) <= int(g) {
+		v.wide = append(v.wide, nil)
+	}
+	w := v.wide[g]
+	if w == nil {
+		w = &wideMin{g: g}
+		v.wide[g] = w
+	}
+	w.sync(v)
+	k := w.node[1]
+	return k.idx, k.idx >= 0
+}
+
+func (w *wideMin) sync(v *Solver) {
+	s := v.s
+	if w.s == s {
+		var ok bool
+		if w.dirty, ok = s.Touched(w.seq, w.dirty[:0]); ok {
+			w.seq = s.TouchSeq()
+			for _, d := range w.dirty {
+				w.set(v, d)
+			}
+			return
+		}
+	}
+	w.s, w.seq = s, s.TouchSeq()
+	lo, hi := v.t.Children(0)
+	w.lo, w.n = lo, int(hi-lo)
+	w.size = 1
+	for w.size < w.n {
+		w.size *= 2
+	}
+	if cap(w.node) < 2*w.size {
+		w.node = make([]wideKey, 2*w.size)
+	}
+	w.node = w.node[:2*w.size]
+	for i := range w.size {
+		w.node[w.size+i] = wideKey{idx: -1}
+		if i < w.n {
+			w.node[w.size+i] = w.leaf(v, w.lo+topology.DomainID(i))
+		}
+	}
+	for i := w.size - 1; i >= 1; i-- {
+		w.node[i] = minKey(w.node[2*i], w.node[2*i+1])
+	}
+}
+
+func (w *wideMin) leaf(v *Solver, d topology.DomainID) wideKey {
+	c := v.histCap(d)
+	if c < 1 {
+		return wideKey{idx: -1}
+	}
+	return wideKey{cap: c, free: int64(v.s.Free(d)), idx: int32(d)}
+}
+
+// set refreshes level-1 domain d and its path to the top.
+func (w *wideMin) set(v *Solver, d topology.DomainID) {
+	i := w.size + int(d-w.lo)
+	w.node[i] = w.leaf(v, d)
+	for i /= 2; i >= 1; i /= 2 {
+		w.node[i] = minKey(w.node[2*i], w.node[2*i+1])
+	}
+}
+
+func minKey(a, b wideKey) wideKey {
+	if b.less(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,69 @@
+package placement
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/blinksched/blink/topology"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWideIndex compares the root index (wideBest) with a plain scan of the
+// root's children after every step of random Applies, rejected Deltas,
+// Clones and snapshot round trips.
+func TestWideIndex(t *testing.T) {
+	seed := uint64(7)
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	tr, err := topology.BuildShape(topology.Shape{Levels: []string{"block", "rack"}, FanOut: []int{80, 2, 3}, GPUsPerHost: 4})
+	require.NoError(t, err)
+	s := topology.NewState(tr)
+	var v Solver
+	next := topology.JobID(0)
+	live := []topology.JobID{}
+	check := func() {
+		for _, g := range []int32{1, 2, 4} {
+			r := Request{Sets: []PodSet{{Pods: 1, GPUs: g}}}
+			v.begin(s, &r)
+			v.setCurrent(0)
+			got, gok := v.wideBest()
+			lo, hi := tr.Children(0)
+			want, wok := v.bestDomainExact(int32(lo), int32(hi), 1)
+			require.Equal(t, wok, gok, "g=%d", g)
+			require.Equal(t, want, got, "g=%d", g)
+		}
+	}
+	for step := range 3000 {
+		switch k := rng.IntN(10); {
+		case k < 5: // add a job of 1–3 pods on random hosts
+			var pods []topology.Pod
+			for range 1 + rng.IntN(3) {
+				h := topology.HostID(rng.IntN(tr.NumHosts()))
+				if m := s.HostFreeMask(h); m != 0 {
+					pods = append(pods, topology.Pod{Host: h, GPUs: m & -m})
+				}
+			}
+			if len(pods) > 0 && s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(next, topology.Job{}, pods...)}}) == nil {
+				live = append(live, next)
+				next++
+			}
+		case k < 8 && len(live) > 0:
+			i := rng.IntN(len(live))
+			require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{topology.RemoveJob(live[i])}}))
+			live = append(live[:i], live[i+1:]...)
+		case k == 8: // a rejected Delta that changed hosts before failing
+			h := topology.HostID(rng.IntN(tr.NumHosts()))
+			require.Error(t, s.Apply(topology.Delta{Ops: []topology.Op{
+				topology.SetHostHealth(h, topology.Failed), topology.RemoveJob(topology.MaxJobID)}}))
+		default:
+			if step%2 == 0 {
+				s = s.Clone()
+			} else {
+				b, err := s.MarshalBinary()
+				require.NoError(t, err)
+				require.NoError(t, s.UnmarshalBinary(b))
+			}
+		}
+		check()
+	}
+}
