@@ -187,7 +187,11 @@ func (v *Solver) fillAll(d topology.DomainID) int64 {
 			continue
 		}
 		if k == g && last {
-			v.out[v.pos] = topology.Pod{Host: h, GPUs: v.s.HostFreeMask(h), CPUMilli: v.set.CPUMilli, MemoryMiB: v.set.MemoryMiB}
+			mask := uint64(1)<<k - 1 // an idle host: all of its GPUs
+			if int(k) != v.t.HostGPUCount(h) {
+				mask = v.s.HostFreeMask(h)
+			}
+			v.out[v.pos] = topology.Pod{Host: h, GPUs: mask, CPUMilli: v.set.CPUMilli, MemoryMiB: v.set.MemoryMiB}
 			v.pos++
 			got++
 			continue
