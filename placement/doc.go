@@ -29,7 +29,10 @@
 //     (chosen by the policy); else into the policy's best domain of level P-1
 //     that fits, spread over the fewest domains of level P (largest first, the
 //     last chosen by the policy among those that hold the rest); else P-2, and
-//     so on up to the required domain.
+//     so on up to the required domain. Pods that domains chosen by an upper
+//     bound could not hold go to the level's next candidates, then up a
+//     level. A preferred level below a pod set's slice level counts as the
+//     slice level (spreading below it would split slices).
 //   - Inside a domain, level by level: the child that fits all remaining pods,
 //     chosen by the policy; if none does, the fewest children, largest
 //     capacity first, the last chosen by the policy. Chosen children are
@@ -37,7 +40,19 @@
 //   - Inside a host: whole-GPU pods take the lowest GPUs of the smallest run
 //     of free GPUs that holds them (keeping the largest free blocks);
 //     fractional pods take the GPU with the least free milli that fits.
-//   - Pod sets are placed in order, each seeing what the previous ones took.
+//   - Pod sets are placed scarcest first (more whole GPUs per pod, then
+//     larger fractions, then more CPU and memory), each seeing what the
+//     previous ones took; if that fails, in input order. Ranks always follow
+//     input order. A gang of several sets that still fails, in a domain of at
+//     most 16 hosts with at most 16 pods, is searched exhaustively over the
+//     per-host pod counts (GPUs inside a host still chosen by the rule below),
+//     so small gangs are placed whenever the counts allow.
+//
+// Whatever the search, the choice at each step is deterministic: the same
+// State and Request give the same Plan. One-pod requests at a root with more
+// than 64 children read the best child from an index the Solver keeps up to
+// date from the State's touch log, so their cost does not grow with the
+// number of blocks.
 //
 // Failed and draining hosts take no pods; GPUs nominated for another job are
 // used only when the topology package's nomination rule admits the gang.
