@@ -19,11 +19,11 @@ func (v *Solver) hostOK(h topology.HostID) bool {
 	if e := v.r.Eligible; e != nil && e[h>>6]&(1<<(uint(h)&63)) == 0 {
 		return false
 	}
-	if j, held := s.HostExclusive(h); held && j != v.r.Job {
+	if j, held := s.HostExclusive(h); held && j != v.r.Job && !v.isGone(j) {
 		return false
 	}
 	if v.r.Exclusive {
-		if v.ovAt(h) < 0 && s.HostHasPods(h) {
+		if o := v.ovAt(h); o >= 0 && v.ov[o].others || o < 0 && s.HostHasPods(h) {
 			return false
 		}
 		if s.HostNominatedMask(h)&^v.extraMask(h) != 0 {
@@ -121,6 +121,8 @@ func (v *Solver) upper(d topology.DomainID) int64 {
 	s, t := v.s, v.t
 	hlo, hhi := t.Hosts(d)
 	extra := v.extraGPUs(hlo, hhi)
+	gainGPUs, gainMilli := v.relGain(hlo, hhi)
+	extra += gainGPUs
 	if set.Milli > 0 {
 		free := extra
 		for m, ok := range v.modelOK {
@@ -129,7 +131,7 @@ func (v *Solver) upper(d topology.DomainID) int64 {
 			}
 		}
 		per := int64(topology.FullGPU / set.Milli)
-		return free*per + s.SharedMilli(d)/int64(set.Milli)
+		return free*per + (s.SharedMilli(d)+gainMilli)/int64(set.Milli)
 	}
 	return extra + v.histCap(d)
 }
@@ -214,5 +216,5 @@ func (v *Solver) setCurrent(si int) {
 		}
 	}
 	v.exact = set.GPUs > 0 && set.Milli == 0 && set.CPUMilli == 0 && set.MemoryMiB == 0 &&
-		r.Eligible == nil && !r.Exclusive && len(v.extra) == 0 && len(v.ov) == 0
+		r.Eligible == nil && !r.Exclusive && len(v.extra) == 0 && len(v.ov) == 0 && len(v.rel) == 0
 }

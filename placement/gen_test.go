@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
@@ -18,7 +17,8 @@ import (
 // Random inputs for the oracle and loop tests. Every randomized test logs its
 // seed; BLINK_SEED replays it and BLINK_STEPS scales the number of steps.
 
-// testSeed returns BLINK_SEED if set, else a clock seed, and logs it.
+// testSeed returns BLINK_SEED if set, else a fixed seed (CI is
+// deterministic; explore other seeds with BLINK_SEED), and logs it.
 func testSeed(t testing.TB) uint64 {
 	t.Helper()
 	if v := os.Getenv("BLINK_SEED"); v != "" {
@@ -27,8 +27,8 @@ func testSeed(t testing.TB) uint64 {
 		t.Logf("seed %d (from BLINK_SEED)", s)
 		return s
 	}
-	s := uint64(time.Now().UnixNano())
-	t.Logf("seed %d (replay with BLINK_SEED=%d)", s, s)
+	s := uint64(1)
+	t.Logf("seed %d (try others with BLINK_SEED)", s)
 	return s
 }
 

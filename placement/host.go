@@ -17,6 +17,7 @@ func (v *Solver) reset() {
 		clear(v.ovStamp)
 		v.epoch = 1
 	}
+	v.installRel()
 }
 
 // ovAt returns host h's overlay index, or -1.
@@ -32,7 +33,7 @@ func (v *Solver) ovFor(h topology.HostID) *hostOv {
 	if o := v.ovAt(h); o >= 0 {
 		return &v.ov[o]
 	}
-	v.ov = append(v.ov, hostOv{h: h, mask: v.baseMask(h), cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h)})
+	v.ov = append(v.ov, hostOv{h: h, mask: v.baseMask(h), cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h), others: v.s.HostHasPods(h)})
 	o := &v.ov[len(v.ov)-1]
 	lo, _ := v.t.HostGPUs(h)
 	for u := v.shareMask(h); u != 0; u &= u - 1 {

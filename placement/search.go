@@ -29,7 +29,8 @@ func (v *Solver) rejectFast() bool {
 			have += int64(v.s.FreeOfModel(0, m))
 		}
 	}
-	if have += v.extraGPUs(0, topology.HostID(v.t.NumHosts())); need > have {
+	gain, _ := v.relGain(0, topology.HostID(v.t.NumHosts()))
+	if have += v.extraGPUs(0, topology.HostID(v.t.NumHosts())) + gain; need > have {
 		v.reason = Reason{Code: NotEnoughGPUs, Have: have, Need: need}
 		return false
 	}
@@ -81,10 +82,15 @@ func (v *Solver) modelMax(m int) int {
 // solve chooses the required domain and lays the gang out in it.
 func (v *Solver) solve() (topology.DomainID, bool) {
 	r := v.r
-	if r.Required <= 0 {
+	sl := v.t.DomainLevel(v.scope)
+	if r.Required <= sl {
 		v.reset()
-		if v.placeAll(0, 0) {
-			return 0, true
+		if v.placeAll(sl, int32(v.scope)) {
+			d := v.scope // the plan names the required domain holding it, or the root
+			for v.t.DomainLevel(d) > max(r.Required, 0) {
+				d = v.t.Parent(d)
+			}
+			return d, true
 		}
 		si, got := v.si, v.got
 		if len(r.Sets) > 1 && v.setFitsAlone(si) {
@@ -97,7 +103,7 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 	v.setCurrent(v.primary())
 	need := int64(v.set.Pods)
 	v.seen, v.stop = 0, false
-	cs := v.candidates(0, 0, r.Required, need, v.reqCands[:0])
+	cs := v.candidates(sl, int32(v.scope), r.Required, need, v.reqCands[:0])
 	v.reqCands = cs
 	v.sortCands(cs)
 	for _, c := range cs {
@@ -136,7 +142,7 @@ func (v *Solver) failReason(si int, got int64) {
 	need := int64(v.set.Pods)
 	if v.exact && v.sliceS > 1 {
 		v.sliceS = 1
-		if v.capOf(0, 0) >= need {
+		if v.capOf(v.t.DomainLevel(v.scope), int32(v.scope)) >= need {
 			v.reason = Reason{Code: SliceLevel, Level: v.set.SliceLevel, Set: si, Have: got, Need: need}
 			return
 		}
@@ -224,7 +230,7 @@ func (v *Solver) setFitsAlone(si int) bool {
 	v.reset()
 	v.setCurrent(si)
 	v.pos, v.start, v.last = 0, 0, true
-	return v.placeSet(0, 0) == int64(v.set.Pods)
+	return v.placeSet(v.t.DomainLevel(v.scope), int32(v.scope)) == int64(v.set.Pods)
 }
 
 // placeSet places the current set inside node (l, i), honouring the

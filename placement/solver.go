@@ -1,7 +1,9 @@
 package placement
 
 import (
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/blinksched/blink/topology"
 )
@@ -53,18 +55,25 @@ type Solver struct {
 	offs     []int // first rank of each pod set
 	ex       exSearch
 	wide     []*wideMin // by GPUs per pod
-	reason   Reason
+	scope    topology.DomainID
+
+	rel     []relHost        // hosts of the jobs gone (PlaceWithout)
+	gone    []topology.JobID // sorted
+	relPods []topology.Pod   // scratch
+	relJobs []topology.JobID // scratch
+	reason  Reason
 
 	maxTree    *topology.Tree
 	maxByModel []int
 }
 
 type hostOv struct {
-	h     topology.HostID
-	mask  uint64 // whole GPUs still free for this gang
-	cpu   int32
-	mem   int32
-	milli [topology.MaxHostGPUs]uint16
+	h      topology.HostID
+	others bool   // the host holds pods of other jobs (not the gang, not gone)
+	mask   uint64 // whole GPUs still free for this gang
+	cpu    int32
+	mem    int32
+	milli  [topology.MaxHostGPUs]uint16
 }
 
 type extraHost struct {
@@ -86,16 +95,37 @@ const inf = math.MaxInt64 / 4
 // plan's buffers). It returns false and a Reason when the gang cannot fit
 // now, and an error (wrapping ErrInvalid) only for a malformed request.
 func (v *Solver) Place(s *topology.State, r *Request, plan *Plan) (bool, Reason, error) {
+	return v.PlaceWithout(s, r, 0, nil, plan)
+}
+
+// PlaceWithout is Place inside domain scope (the root: anywhere; a domain at
+// or below the required level: inside it), as if the jobs gone (sorted
+// ascending) held nothing: their GPUs, milli, CPU, memory and exclusive holds
+// count as free. The State is not changed; the plan's pods may use the gone
+// jobs' GPUs, so it applies only once they are removed. Preemption uses it
+// to test victim sets.
+func (v *Solver) PlaceWithout(s *topology.State, r *Request, scope topology.DomainID, gone []topology.JobID, plan *Plan) (bool, Reason, error) {
 	if err := r.Validate(s.Tree()); err != nil {
 		return false, Reason{}, err
 	}
+	if scope < 0 || int(scope) >= s.Tree().NumDomains() {
+		return false, Reason{}, fmt.Errorf("%w: scope domain %d out of range", ErrInvalid, scope)
+	}
+	if !slices.IsSorted(gone) {
+		return false, Reason{}, fmt.Errorf("%w: jobs gone are not sorted", ErrInvalid)
+	}
 	v.begin(s, r)
+	v.scope = scope
+	v.release(gone)
+	v.reset()
 	if !v.rejectFast() {
+		plan.Pods = plan.Pods[:0]
 		return false, v.reason, nil
 	}
 	v.sizeOut(plan)
 	d, ok := v.solve()
 	if !ok {
+		plan.Pods = plan.Pods[:0]
 		return false, v.reason, nil
 	}
 	v.writePlan(plan, d)
@@ -112,6 +142,7 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 		v.epoch = 0
 		v.anyModel = false // modelOK belongs to the old tree: setModels must rebuild it
 	}
+	v.rel, v.gone, v.scope = v.rel[:0], nil, 0
 	v.reset() // no overlay yet: a fresh epoch, so no stamp left by an earlier call (or a zero stamp) matches
 	v.s, v.r, v.hl = s, r, t.HostLevel()
 	v.info = r.jobInfo()
