@@ -18,17 +18,10 @@ func (v *Solver) candidates(l0 topology.Level, i0 int32, L topology.Level, need 
 	if v.upper(d) < need {
 		return buf
 	}
-	if L == v.hl && l0 == topology.Level(v.t.Levels()-1) {
-		lo, hi := v.t.Hosts(d)
-		for h := lo; h < hi && !v.stop; h++ {
-			buf = v.consider(L, int32(h), need, buf)
-		}
-		return buf
-	}
 	lo, hi := v.t.Children(d)
 	if lo == hi { // d is at the last domain level; L must be the host level
-		lo2, hi2 := v.t.Hosts(d)
-		for h := lo2; h < hi2 && !v.stop; h++ {
+		hlo, hhi := v.t.Hosts(d)
+		for h := hlo; h < hhi && !v.stop; h++ {
 			buf = v.consider(L, int32(h), need, buf)
 		}
 		return buf
