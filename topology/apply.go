@@ -36,8 +36,8 @@ func (s *State) Apply(d Delta) error {
 	for i := range d.Ops {
 		if err := s.apply(&d.Ops[i]); err != nil {
 			if s.jr.on {
-				s.jr.rollback()
 				s.jr.on = false
+				s.jr.rollback(s)
 			}
 			s.jobs = s.jobs[:nJobs] // records reserve appended are untouched again
 			return fmt.Errorf("op %d (%s): %w", i, d.Ops[i].Kind, err)

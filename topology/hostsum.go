@@ -22,56 +22,59 @@ func (s *State) usable(h HostID) bool {
 }
 
 func (s *State) summarize(h HostID) hostSum {
-	t := s.t
-	lo := int(t.hostGPU[h])
-	n := int(t.hostGPU[h+1]) - lo
 	var sum hostSum
+	lo := int(s.t.hostGPU[h])
+	s.summarizeInto(h, lo, int(s.t.hostGPU[h+1])-lo, &sum)
+	return sum
+}
+
+// summarizeInto is summarize for host h with GPUs [lo, lo+n), into *sum
+// (zeroed by the caller).
+func (s *State) summarizeInto(h HostID, lo, n int, sum *hostSum) {
 	f := s.hostFlags[h]
 	if Health(f&flagHealthMask) != Healthy {
-		return sum
+		return
 	}
 	failed := getBits(s.failed, lo, n)
 	sum.cap = int32(n - bits.OnesCount64(failed))
 	if f&flagExclusive != 0 {
-		return sum
+		return
 	}
 	avail := hostMask(n) &^ (failed | getBits(s.nominated, lo, n))
 	sum.mask = getBits(s.unused, lo, n) & avail
 	sum.free = int32(bits.OnesCount64(sum.mask))
 	sum.idle = int(sum.free) == n && s.hostPods[h] < 0
-	for part := getBits(s.partial, lo, n) & avail; part != 0; part &= part - 1 {
-		sum.shared += int32(s.milli[lo+bits.TrailingZeros64(part)])
-	}
-	return sum
-}
-
-// cached is host h's summary as the derived data hold it now.
-func (s *State) cached(h HostID) hostSum {
-	lo := int(s.t.hostGPU[h])
-	i := int(h)
-	return hostSum{
-		mask:   getBits(s.freeW, lo, int(s.t.hostGPU[h+1])-lo),
-		free:   int32(s.hostFree[h]),
-		cap:    int32(s.hostCap[h]),
-		shared: int32(s.hostShared[h]),
-		idle:   s.idleHostW[i>>6]&(1<<(uint(i)&63)) != 0,
+	if part := getBits(s.partial, lo, n) & avail; part != 0 {
+		for ; part != 0; part &= part - 1 {
+			sum.shared += int32(s.milli[lo+bits.TrailingZeros64(part)])
+		}
 	}
 }
 
 // commit records that host h's primary data changed: it bumps the host's
 // generation, recomputes its summary, and writes the difference from the
-// cached one to the host's derived data and every enclosing domain.
+// derived data it left last time (free mask, free count, capacity, shared
+// milli, idleness) to the host and every enclosing domain.
 func (s *State) commit(h HostID) {
-	a := s.summarize(h)
-	b := s.cached(h)
-	s.wu32(&s.hostGen[h], s.hostGen[h]+1)
-	if a == b {
-		return
-	}
 	t := s.t
 	lo := int(t.hostGPU[h])
-	if a.mask != b.mask {
-		s.setBits(s.freeW, lo, int(t.hostGPU[h+1])-lo, a.mask)
+	n := int(t.hostGPU[h+1]) - lo
+	s.wu32(&s.hostGen[h], s.hostGen[h]+1)
+	var a hostSum
+	s.summarizeInto(h, lo, n, &a)
+	i := int(h)
+	b := hostSum{
+		free:   int32(s.hostFree[h]),
+		cap:    int32(s.hostCap[h]),
+		shared: int32(s.hostShared[h]),
+		idle:   s.idleHostW[i>>6]&(1<<(uint(i)&63)) != 0,
+	}
+	if old := getBits(s.freeW, lo, n); a.mask != old {
+		s.setBits(s.freeW, lo, n, a.mask)
+	}
+	a.mask = 0
+	if a == b {
+		return
 	}
 	if a.free != b.free {
 		s.w8(&s.hostFree[h], uint8(a.free))
@@ -83,36 +86,43 @@ func (s *State) commit(h HostID) {
 		s.w16(&s.hostShared[h], uint16(a.shared))
 	}
 	if a.idle != b.idle {
-		i := int(h)
 		s.w64(&s.idleHostW[i>>6], s.idleHostW[i>>6]^1<<(uint(i)&63))
 	}
-	s.propagate(h, b, a)
+	if s.jr.on {
+		s.jr.sums = append(s.jr.sums, sumEntry{h, b, a})
+	}
+	s.propagate(h, &b, &a)
 }
 
-func (s *State) propagate(h HostID, b, a hostSum) {
+// propagate adds the difference between summaries b and a of host h to the
+// aggregates of every domain above it. Its writes are not journaled one by
+// one: commit journals the pair, and a rollback propagates it backwards
+// (the aggregates are sums over hosts, so that restores them exactly).
+func (s *State) propagate(h HostID, b, a *hostSum) {
 	t := s.t
 	m := int32(t.hostModel[h])
 	nm, nb := int32(s.nm), int32(s.nb)
 	dFree, dCap, dShared := a.free-b.free, a.cap-b.cap, int64(a.shared-b.shared)
 	dIdle := b2i(a.idle) - b2i(b.idle)
-	for d := t.hostParent[h]; d >= 0; d = t.domParent[d] {
+	parent, free, hist := t.domParent, s.domFree, s.domHist
+	for d := t.hostParent[h]; d >= 0; d = parent[d] {
 		if dFree != 0 {
-			if t.domParent[d] == 0 {
+			if parent[d] == 0 {
 				s.touch(d)
 			}
-			s.w32(&s.domFree[d], s.domFree[d]+dFree)
+			free[d] += dFree
 			if nm > 1 {
-				s.w32(&s.domModel[d*nm+m], s.domModel[d*nm+m]+dFree)
+				s.domModel[d*nm+m] += dFree
 			}
 			base := (d*nm + m) * nb
-			s.w32(&s.domHist[base+b.free], s.domHist[base+b.free]-1)
-			s.w32(&s.domHist[base+a.free], s.domHist[base+a.free]+1)
+			hist[base+b.free]--
+			hist[base+a.free]++
 		}
 		if dCap != 0 {
-			s.w32(&s.domCap[d], s.domCap[d]+dCap)
+			s.domCap[d] += dCap
 		}
 		if dShared != 0 {
-			s.wi64(&s.domShared[d], s.domShared[d]+dShared)
+			s.domShared[d] += dShared
 		}
 		if dIdle != 0 {
 			s.addIdle(d, dIdle)
@@ -126,23 +136,24 @@ func (s *State) addIdle(d, delta int32) {
 	t := s.t
 	hosts := t.domHostEnd[d] - t.domHostLo[d]
 	was := s.domIdle[d] == hosts
-	s.w32(&s.domIdle[d], s.domIdle[d]+delta)
+	s.domIdle[d] += delta
 	if was != (s.domIdle[d] == hosts) {
 		l := t.domLevel[d]
 		i := d - t.levelStart[l]
-		w := s.idleW[l]
-		s.w64(&w[i>>6], w[i>>6]^1<<(uint(i)&63))
+		s.idleW[l][i>>6] ^= 1 << (uint(i) & 63)
 	}
 }
 
 // addPre adds delta GPUs held by a preemptible job of priority prio on host h
-// to the preemptible aggregates of h's domains.
+// to the preemptible aggregates of h's domains (journaled as one entry).
 func (s *State) addPre(h HostID, prio int32, delta int32) {
+	if s.jr.on {
+		s.jr.pres = append(s.jr.pres, preEntry{h, prio, delta})
+	}
 	b := int32(prioBucket(prio))
 	t := s.t
 	for d := t.hostParent[h]; d >= 0; d = t.domParent[d] {
-		p := &s.domPre[d*prioBuckets+b]
-		s.w32(p, *p+delta)
+		s.domPre[d*prioBuckets+b] += delta
 	}
 }
 

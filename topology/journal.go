@@ -3,12 +3,12 @@ package topology
 // journal records the old value of every write while a multi-step Delta is
 // applied, so a failing step can restore the State exactly (rollback replays
 // each typed log backwards; every location lives in one log, so its oldest
-// value is restored last). Pointers stay valid because Apply reserves every
+// value is restored last). Domain aggregates are sums over hosts: they are
+// journaled as host summary changes and restored by propagating each back. Pointers stay valid because Apply reserves every
 // slice that could grow before the first write.
 type journal struct {
 	on   bool
 	u64  []jw[uint64]
-	i64  []jw[int64]
 	i32  []jw[int32]
 	u32  []jw[uint32]
 	u16  []jw[uint16]
@@ -16,6 +16,18 @@ type journal struct {
 	pods []jw[podRec]
 	jobs []jw[jobRec]
 	noms []jw[nomRec]
+	sums []sumEntry // host summary changes: aggregates are restored by propagating them back
+	pres []preEntry // preemptible holdings added: restored by adding them back negated
+}
+
+type sumEntry struct {
+	h    HostID
+	b, a hostSum
+}
+
+type preEntry struct {
+	h           HostID
+	prio, delta int32
 }
 
 type jw[T any] struct {
@@ -24,8 +36,9 @@ type jw[T any] struct {
 }
 
 func (j *journal) reset() {
-	j.u64, j.i64, j.i32, j.u32 = j.u64[:0], j.i64[:0], j.i32[:0], j.u32[:0]
+	j.u64, j.i32, j.u32 = j.u64[:0], j.i32[:0], j.u32[:0]
 	j.u16, j.u8, j.pods, j.jobs, j.noms = j.u16[:0], j.u8[:0], j.pods[:0], j.jobs[:0], j.noms[:0]
+	j.sums, j.pres = j.sums[:0], j.pres[:0]
 }
 
 func undo[T any](log []jw[T]) {
@@ -34,9 +47,17 @@ func undo[T any](log []jw[T]) {
 	}
 }
 
-func (j *journal) rollback() {
+// rollback restores the State; the journal must be off (s.jr.on false).
+func (j *journal) rollback(s *State) {
+	for i := len(j.sums) - 1; i >= 0; i-- {
+		e := &j.sums[i]
+		s.propagate(e.h, &e.a, &e.b)
+	}
+	for i := len(j.pres) - 1; i >= 0; i-- {
+		e := &j.pres[i]
+		s.addPre(e.h, e.prio, -e.delta)
+	}
 	undo(j.u64)
-	undo(j.i64)
 	undo(j.i32)
 	undo(j.u32)
 	undo(j.u16)
@@ -51,13 +72,6 @@ func (j *journal) rollback() {
 func (s *State) w64(p *uint64, v uint64) {
 	if s.jr.on {
 		s.jr.u64 = append(s.jr.u64, jw[uint64]{p, *p})
-	}
-	*p = v
-}
-
-func (s *State) wi64(p *int64, v int64) {
-	if s.jr.on {
-		s.jr.i64 = append(s.jr.i64, jw[int64]{p, *p})
 	}
 	*p = v
 }
