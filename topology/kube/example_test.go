@@ -49,3 +49,22 @@ func ExampleParseNodeList() {
 	// node system-1 (items[2]) has no label cloud.google.com/gce-topology-block: left out
 	// 8 GPUs free
 }
+
+func ExampleParseQuantity() {
+	for _, s := range []string{"64", "63500m", "512Gi", "1e3", "500M", "0.5", "12x"} {
+		q, err := kube.ParseQuantity(s)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(s, "=", q.RatString())
+	}
+	// Output:
+	// 64 = 64
+	// 63500m = 127/2
+	// 512Gi = 549755813888
+	// 1e3 = 1000
+	// 500M = 500000000
+	// 0.5 = 1/2
+	// quantity "12x": unknown suffix "x"
+}

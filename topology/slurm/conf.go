@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -151,12 +152,7 @@ func parseConf(data []byte) (*spec, error) {
 // confRecord adds one line's record to the spec.
 func (sp *spec) confRecord(line int, pairs []kv) error {
 	first := pairs[0]
-	allowed := map[string][]string{
-		"switchname": {"switches", "nodes", "linkspeed"},
-		"blockname":  {"nodes"},
-		"blocksizes": nil,
-	}
-	rest, ok := allowed[first.key]
+	rest, ok := recordKeys(first.key)
 	if !ok {
 		switch first.key {
 		case "ringname":
@@ -167,7 +163,7 @@ func (sp *spec) confRecord(line int, pairs []kv) error {
 		return errorf(line, "unknown key %q (want SwitchName, BlockName or BlockSizes first)", first.key)
 	}
 	for _, p := range pairs[1:] {
-		if !contains(rest, p.key) {
+		if !slices.Contains(rest, p.key) {
 			return errorf(line, "%s line: unexpected key %q", keyName(first.key), p.key)
 		}
 	}
@@ -242,13 +238,17 @@ func (sp *spec) confRecord(line int, pairs []kv) error {
 	return nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// recordKeys returns the keys a line starting with key may hold besides it.
+func recordKeys(key string) ([]string, bool) {
+	switch key {
+	case "switchname":
+		return []string{"switches", "nodes", "linkspeed"}, true
+	case "blockname":
+		return []string{"nodes"}, true
+	case "blocksizes":
+		return nil, true
 	}
-	return false
+	return nil, false
 }
 
 // validName checks a switch or block name.

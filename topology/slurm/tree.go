@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -220,7 +221,7 @@ func (g *switchGraph) assignParents(res *Result) {
 		for _, c := range g.children[i] {
 			if p := g.parent[c]; p >= 0 {
 				ignored = append(ignored, g.sw[c].name)
-				if !contains(others, g.sw[p].name) {
+				if !slices.Contains(others, g.sw[p].name) {
 					others = append(others, g.sw[p].name)
 				}
 				continue

@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -94,7 +95,7 @@ func yamlBool(n *ynode) (bool, bool) {
 // checkKeys rejects keys of mapping n not in allowed.
 func checkKeys(n *ynode, what string, allowed ...string) error {
 	for i, k := range n.keys {
-		if !contains(allowed, k) {
+		if !slices.Contains(allowed, k) {
 			return errorf(n.kline[i], "%s: unknown key %q (want %s)", what, k, strings.Join(allowed, ", "))
 		}
 	}
