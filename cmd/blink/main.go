@@ -2,6 +2,8 @@
 // its arguments and standard streams returning an exit code:
 //
 //	blink whatif [-f FILE] < scenario.json    answer a scenario: where a request would go
+//	blink fgd -nodes FILE -pods FILE          the FGD paper's protocol on a trace: allocation as pods arrive
+//	blink replay -pods FILE -nodes FILE       replay a trace's arrivals and departures through placement
 //
 // Run "blink help" for the list, "blink SUBCOMMAND -h" for a subcommand's flags.
 package main
@@ -11,6 +13,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/blinksched/blink/bench/fgd"
+	"github.com/blinksched/blink/bench/replay"
 	"github.com/blinksched/blink/bench/whatif"
 )
 
@@ -25,6 +29,8 @@ type subcommand struct {
 // scale) are one entry each.
 var subcommands = []subcommand{
 	{"whatif", "answer a scenario (cluster, running jobs, request) with a plan, in JSON", whatif.Command},
+	{"fgd", "run the FGD paper's protocol on a node list and a pod list: GPU allocation as pods arrive", fgd.Command},
+	{"replay", "replay a pod list's arrivals and departures through placement: allocation, waiting, latency", replay.Command},
 }
 
 func main() {
