@@ -35,7 +35,11 @@
 //     slice level (spreading below it would split slices).
 //   - Inside a domain, level by level: the child that fits all remaining pods,
 //     chosen by the policy; if none does, the fewest children, largest
-//     capacity first, the last chosen by the policy. Chosen children are
+//     capacity first, the last chosen by the policy. Among hosts, BestFit
+//     puts fewest free GPUs before smallest capacity: a host whose CPU or
+//     memory runs out first would otherwise win while stranding its GPUs
+//     (on the openb trace under the FGD protocol, capacity first allocates
+//     91.0% of GPUs at 100% arrived, free GPUs first 93.5%). Chosen children are
 //     filled in index order, so consecutive ranks land on neighbouring hosts.
 //   - Inside a host: whole-GPU pods take the lowest GPUs of the smallest run
 //     of free GPUs that holds them (keeping the largest free blocks);

@@ -42,7 +42,7 @@ func (v *Solver) consider(L topology.Level, i int32, need int64, buf []cand) []c
 	if v.unbeatable(c, free, need) {
 		v.stop = true
 	}
-	return append(buf, cand{idx: i, cap: c, free: free})
+	return append(buf, cand{idx: i, cap: c, free: free, host: L == v.hl})
 }
 
 // unbeatable: with one pod set (so a node that fits is sure to hold the gang),
@@ -67,11 +67,15 @@ func (v *Solver) unbeatable(c, free, need int64) bool {
 }
 
 // better orders candidates by the policy: BestFit smallest capacity, then
-// fewest free GPUs; Spread largest capacity, then most free GPUs; FirstFit
-// neither; always then lowest index.
+// fewest free GPUs (hosts: fewest free GPUs, then smallest capacity); Spread
+// largest capacity, then most free GPUs; FirstFit neither; always then lowest
+// index.
 func (v *Solver) better(a, b *cand) bool {
 	switch v.r.Policy {
 	case BestFit:
+		if a.host && a.free != b.free { // hosts: tightest GPUs first (see doc.go)
+			return a.free < b.free
+		}
 		if a.cap != b.cap {
 			return a.cap < b.cap
 		}
@@ -118,7 +122,7 @@ func (v *Solver) children(cl topology.Level, d topology.DomainID, skip int32, bu
 			continue
 		}
 		if cp := v.capOf(cl, c); cp > 0 {
-			buf = append(buf, cand{idx: c, cap: cp, free: v.freeOf(cl, c)})
+			buf = append(buf, cand{idx: c, cap: cp, free: v.freeOf(cl, c), host: cl == v.hl})
 		}
 	}
 	return buf
@@ -263,7 +267,7 @@ func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (
 		if cp < need {
 			continue
 		}
-		k := cand{idx: c, cap: cp, free: v.freeOf(cl, c)}
+		k := cand{idx: c, cap: cp, free: v.freeOf(cl, c), host: cl == v.hl}
 		if best.idx < 0 || v.better(&k, &best) {
 			best = k
 			if v.unbeatable(cp, k.free, need) {
@@ -357,7 +361,7 @@ func (v *Solver) fillFewest(e int32, p topology.Level, need int64) int64 {
 	}
 	for c := lo; c < hi; c++ {
 		if cp := v.capOf(p, c); cp > 0 {
-			buf = append(buf, cand{idx: c, cap: cp, free: v.freeOf(p, c)})
+			buf = append(buf, cand{idx: c, cap: cp, free: v.freeOf(p, c), host: p == v.hl})
 		}
 	}
 	v.stack[v.depth] = buf

@@ -467,11 +467,14 @@ func (o *oracle) nodeOf(l topology.Level, i int32) node {
 // better is the policy order of the rule: BestFit smallest capacity, then
 // fewest free GPUs; FirstFit neither; then lowest index. byExact orders by
 // exact capacities instead (for comparison only).
-func better(p placement.Policy, a, b node, byExact bool) bool {
+func better(p placement.Policy, a, b node, byExact bool, hl topology.Level) bool {
 	if p == placement.BestFit {
 		ac, bc := a.cap, b.cap
 		if byExact {
 			ac, bc = a.exact, b.exact
+		}
+		if a.l == hl && a.free != b.free { // hosts: tightest GPUs first
+			return a.free < b.free
 		}
 		if ac != bc {
 			return ac < bc
@@ -492,7 +495,7 @@ func (o *oracle) best(l topology.Level, lo, hi int32, need int64, byExact bool) 
 	found := false
 	for i := lo; i < hi; i++ {
 		n := o.nodeOf(l, i)
-		if n.exact >= need && (!found || better(o.r.Policy, n, b, byExact)) {
+		if n.exact >= need && (!found || better(o.r.Policy, n, b, byExact, o.hl)) {
 			b, found = n, true
 		}
 	}

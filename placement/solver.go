@@ -87,6 +87,7 @@ type cand struct {
 	cap  int64
 	free int64
 	take int64 // pods assigned (fill)
+	host bool  // a host, not a domain
 }
 
 const inf = math.MaxInt64 / 4
