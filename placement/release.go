@@ -23,6 +23,15 @@ type relHost struct {
 // release builds the base overlays for jobs gone. gone must be sorted.
 func (v *Solver) release(gone []topology.JobID) {
 	v.rel, v.gone = v.rel[:0], gone
+	if len(gone) == 0 {
+		v.relSum = v.relSum[:0]
+		return
+	}
+	v.relEpoch++
+	if v.relEpoch == 0 {
+		clear(v.relStamp)
+		v.relEpoch = 1
+	}
 	var pods []topology.Pod
 	for _, j := range gone {
 		pods = v.s.AppendJobPods(v.relPods[:0], j)
@@ -35,16 +44,21 @@ func (v *Solver) release(gone []topology.JobID) {
 		v.finishRel(&v.rel[i])
 	}
 	slices.SortFunc(v.rel, func(a, b relHost) int { return int(a.ov.h - b.ov.h) })
+	v.relSum = append(v.relSum[:0], [2]int64{})
+	for i := range v.rel { // prefix sums of the gains, for relGain's range queries
+		last := v.relSum[len(v.relSum)-1]
+		v.relSum = append(v.relSum, [2]int64{last[0] + v.rel[i].gainGPUs, last[1] + v.rel[i].gainMilli})
+	}
 }
 
 // relFor returns host h's released entry, creating it with the host's free
-// milli per GPU as the State has it.
+// milli per GPU as the State has it. O(1): entries are found through a
+// per-host index stamped with the call's epoch.
 func (v *Solver) relFor(h topology.HostID) *relHost {
-	for i := range v.rel {
-		if v.rel[i].ov.h == h {
-			return &v.rel[i]
-		}
+	if v.relStamp[h] == v.relEpoch {
+		return &v.rel[v.relIdx[h]]
 	}
+	v.relStamp[h], v.relIdx[h] = v.relEpoch, int32(len(v.rel))
 	v.rel = append(v.rel, relHost{ov: hostOv{h: h, cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h)}})
 	r := &v.rel[len(v.rel)-1]
 	lo, _ := v.t.HostGPUs(h)
@@ -105,13 +119,26 @@ func (v *Solver) isGone(j topology.JobID) bool {
 // relGain sums what released hosts in [lo, hi) gained, in pods-worth terms
 // for the current set: whole GPUs, and for fractions the returned milli.
 func (v *Solver) relGain(lo, hi topology.HostID) (gpus, milli int64) {
-	for i := range v.rel {
-		if h := v.rel[i].ov.h; h >= lo && h < hi {
-			gpus += v.rel[i].gainGPUs
-			milli += v.rel[i].gainMilli
+	if len(v.rel) == 0 {
+		return 0, 0
+	}
+	a := v.relSearch(lo)
+	b := v.relSearch(hi)
+	return v.relSum[b][0] - v.relSum[a][0], v.relSum[b][1] - v.relSum[a][1]
+}
+
+// relSearch is the number of released hosts below host h (rel is sorted).
+func (v *Solver) relSearch(h topology.HostID) int {
+	lo, hi := 0, len(v.rel)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if v.rel[m].ov.h < h {
+			lo = m + 1
+		} else {
+			hi = m
 		}
 	}
-	return gpus, milli
+	return lo
 }
 
 // installRel puts the released overlays in place for a new attempt.

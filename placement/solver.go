@@ -57,11 +57,15 @@ type Solver struct {
 	wide     []*wideMin // by GPUs per pod
 	scope    topology.DomainID
 
-	rel     []relHost        // hosts of the jobs gone (PlaceWithout)
-	gone    []topology.JobID // sorted
-	relPods []topology.Pod   // scratch
-	relJobs []topology.JobID // scratch
-	reason  Reason
+	rel      []relHost  // hosts of the jobs gone (PlaceWithout), sorted by host
+	relSum   [][2]int64 // prefix sums of rel's gains
+	relIdx   []int32    // per host: index into rel while building it
+	relStamp []uint32   // per host: relEpoch when relIdx is valid
+	relEpoch uint32
+	gone     []topology.JobID // sorted
+	relPods  []topology.Pod   // scratch
+	relJobs  []topology.JobID // scratch
+	reason   Reason
 
 	maxTree    *topology.Tree
 	maxByModel []int
@@ -140,7 +144,9 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 		v.t = t
 		v.ovIdx = make([]int32, t.NumHosts())
 		v.ovStamp = make([]uint32, t.NumHosts())
-		v.epoch = 0
+		v.relIdx = make([]int32, t.NumHosts())
+		v.relStamp = make([]uint32, t.NumHosts())
+		v.epoch, v.relEpoch = 0, 0
 		v.anyModel = false // modelOK belongs to the old tree: setModels must rebuild it
 	}
 	v.rel, v.gone, v.scope = v.rel[:0], nil, 0

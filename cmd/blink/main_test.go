@@ -25,7 +25,7 @@ func TestRun(t *testing.T) {
 		{nil, nil, 2, "", "usage: blink SUBCOMMAND"},
 		{[]string{"frobnicate"}, nil, 2, "", `unknown subcommand "frobnicate"`},
 		{[]string{"whatif"}, scenario, 0, `"fits": true`, ""},
-		{[]string{"whatif"}, []byte(`{"mode": "preempt"}`), 2, "", "mode preempt is not implemented yet"},
+		{[]string{"whatif"}, []byte(`{"mode": "unknown"}`), 2, "", "unknown"},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(tc.args, bytes.NewReader(tc.stdin), &out, &errOut)

@@ -1,0 +1,129 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/blinksched/blink/placement"
+	"github.com/blinksched/blink/preempt"
+	"github.com/blinksched/blink/topology"
+)
+
+// PreemptRequests names the requests of the preemption grid, per shape (see
+// PlaceRequest); PreemptPriority is their priority: above classes 1, 10 and
+// 100 of the fill, below 1000.
+var PreemptRequests = map[string][]string{
+	"nvl72": {"host4", "rack72", "su576", "gpus200k"},
+	"hgx":   {"host8", "su256", "pod4096", "gpus200k"},
+}
+
+// PreemptPriority is the priority of the grid's requests.
+const PreemptPriority = 500
+
+// BenchmarkPreempt times preempt.Planner.Plan on fully loaded clusters
+// (FillFull: nothing fits without evictions) over sizes, shapes and
+// requests. The first call is checked: its victims, once removed from a
+// clone, make room for its plan, and its nomination applies. Reports
+// victims/op, exact (1 if the answer is proven optimal) and the ratio to
+// the floor.
+func BenchmarkPreempt(b *testing.B) {
+	for _, gpus := range Sizes {
+		for _, shape := range Shapes {
+			for _, req := range PreemptRequests[shape] {
+				name := fmt.Sprintf("gpus=%s/shape=%s/req=%s", gpus, shape, req)
+				b.Run(name, func(b *testing.B) { benchPreempt(b, gpus, shape, req) })
+			}
+		}
+	}
+}
+
+func benchPreempt(b *testing.B, gpus, shape, name string) {
+	SkipUnlessFull(b, gpus)
+	s, _, err := LoadedFull(shape, gpus, DefaultSeed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, err := PlaceRequest(s.Tree(), name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Job, req.Priority = s.JobIDBound(), PreemptPriority
+	var p preempt.Planner
+	var res preempt.Result
+	ok, why, err := p.Plan(s, &req, 0, 1, &res)
+	if err != nil {
+		b.Fatal(err)
+	}
+	victims, exact := 0, 0.0
+	if ok {
+		victims = len(res.Victims)
+		if res.Exact {
+			exact = 1
+		}
+		if err := checkPreempt(s, &req, &res); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		b.Logf("no fit: %s", why.Format(s.Tree()))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _, _ = p.Plan(s, &req, 0, 1, &res)
+	}
+	b.ReportMetric(float64(victims), "victims/op")
+	b.ReportMetric(exact, "exact")
+	ReportRatio(b, gpus)
+}
+
+// checkPreempt applies an answer to clones of s: the nomination as it is,
+// and the plan once the victims are removed.
+func checkPreempt(s *topology.State, req *placement.Request, res *preempt.Result) error {
+	if err := s.Clone().Apply(res.Delta()); err != nil {
+		return fmt.Errorf("the nomination does not apply: %w", err)
+	}
+	c := s.Clone()
+	ops := make([]topology.Op, 0, len(res.Victims)+1)
+	for _, j := range res.Victims {
+		ops = append(ops, topology.RemoveJob(j))
+	}
+	ops = append(ops, res.Plan.Delta().Ops...)
+	if err := c.Apply(topology.Delta{Ops: ops}); err != nil {
+		return fmt.Errorf("the plan does not apply once the victims are gone: %w", err)
+	}
+	if len(res.Plan.Pods) == 0 || res.Plan.Job != req.Job {
+		return fmt.Errorf("empty plan")
+	}
+	return nil
+}
+
+// TestFillFull: FillFull leaves no GPU free and no milli unused on a shared
+// GPU, keeps the State's invariants, and is deterministic for a seed.
+func TestFillFull(t *testing.T) {
+	for _, shape := range Shapes {
+		tree, err := Cluster(shape, "16k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := topology.NewState(tree)
+		st, err := FillFull(s, DefaultSeed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Free(0) != 0 || s.SharedMilli(0) != 0 || st.Load != 1 {
+			t.Errorf("%s: %d GPUs free, %d milli shared free, load %v", shape, s.Free(0), s.SharedMilli(0), st.Load)
+		}
+		if err := s.Check(); err != nil {
+			t.Fatal(err)
+		}
+		again := topology.NewState(tree)
+		if _, err := FillFull(again, DefaultSeed); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := s.MarshalBinary()
+		b, _ := again.MarshalBinary()
+		if string(a) != string(b) {
+			t.Errorf("%s: FillFull is not deterministic", shape)
+		}
+		t.Logf("%s: %+v", shape, st)
+	}
+}

@@ -1,0 +1,171 @@
+package preempt
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// Lower bounds from aggregates. For a domain d and the request (needing
+// W whole GPUs and F milli of fractions, M = 1000·W + F milli in all), with
+// A = free GPUs of acceptable models plus GPUs nominated for jobs the
+// request may displace, and S = free milli on partly used GPUs:
+//
+//   - priority: victims of priority below q free at most
+//     PreemptibleBelow(d, q) GPUs (exact at the State's bucket edges, the
+//     powers of two: see bucketOf), so if 1000·(A + that) + S < M, every
+//     victim set that fits the request inside d has a victim of priority ≥ q.
+//     The bound is the largest bucket edge q for which this holds; if even
+//     all preemptible GPUs below the request's priority do not cover M, d is
+//     infeasible.
+//   - count: 1 (the request does not fit as the cluster is).
+//   - milli: victims' pods return at most 1000 milli per GPU, except GPUs of
+//     a host held exclusively, which come free with their owner whatever it
+//     holds; so the victims hold at least M − 1000·(A + X) − S milli, where
+//     X counts the GPUs of exclusively held hosts in d's level-1 domain (an
+//     index the Planner keeps, see exclIndex).
+//
+// A child's bound is never below its parent's (its aggregates are parts of
+// the parent's), which the best-first search relies on.
+
+// bucketOf mirrors the State's grouping of priorities for PreemptibleBelow:
+// negative priorities in bucket 0, p ≥ 0 in bucket 1+bits.Len32(p). A test
+// checks the mirror against the State.
+func bucketOf(p int32) int {
+	if p < 0 {
+		return 0
+	}
+	return 1 + bits.Len32(uint32(p))
+}
+
+// lowPrio is the lowest priority of bucket b.
+func lowPrio(b int) int32 {
+	switch b {
+	case 0:
+		return math.MinInt32
+	case 1:
+		return 0
+	}
+	return 1 << uint(b-2)
+}
+
+// lb is the lower bound of the cost of making the request fit inside domain
+// d, and false if no victim set can (from aggregates alone). O(log buckets).
+func (p *Planner) lb(d topology.DomainID) (Cost, bool) {
+	s := p.s
+	avail := p.freeIn(d) + p.extraIn(d)
+	have := 1000*avail + s.SharedMilli(d)
+	need := p.needMilli
+	c := Cost{Priority: NoPriority, Victims: 1}
+	if have >= need {
+		return c, true
+	}
+	if _, hi := s.PreemptibleBelow(d, p.r.Priority); have+1000*int64(hi) < need {
+		return Cost{}, false
+	}
+	// Smallest bucket b ≥ 1 whose lower edge's preemptible GPUs (exactly
+	// those below the edge) cover the rest; victims below lowPrio(b-1) do
+	// not suffice. Bucket pb+1 stands for "below the request's priority".
+	lo, hi := 1, p.pb+1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if below, _ := s.PreemptibleBelow(d, lowPrio(mid)); have+1000*int64(below) >= need {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	c.Priority = lowPrio(lo - 1)
+	c.Milli = max(0, need-1000*(avail+p.excl.gpus(p.t, d))-s.SharedMilli(d))
+	return c, true
+}
+
+// freeIn counts the free GPUs of acceptable models in d.
+func (p *Planner) freeIn(d topology.DomainID) int64 {
+	if p.anyModel {
+		return int64(p.s.Free(d))
+	}
+	n := 0
+	for m, ok := range p.modelOK {
+		if ok {
+			n += p.s.FreeOfModel(d, m)
+		}
+	}
+	return int64(n)
+}
+
+// exclIndex counts, per level-1 domain, the GPUs of hosts held exclusively,
+// for the milli bound. It is kept per State and brought up to date from the
+// State's touch log: a host becomes held only by a job added to it while it
+// held nothing, which changes its free GPUs (and so touches its level-1
+// domain) unless every GPU was failed or nominated — and then none of them is
+// one a victim could free for the request, except GPUs nominated for a job it
+// may displace, which the bound counts as available already.
+type exclIndex struct {
+	s     *topology.State
+	seq   uint64
+	lo    topology.DomainID // first level-1 domain
+	per   []int64           // per level-1 domain
+	total int64
+	dirty []topology.DomainID
+}
+
+func (x *exclIndex) sync(s *topology.State) {
+	t := s.Tree()
+	if t.Levels() == 1 { // no named levels: the root is the only domain
+		x.s, x.total = nil, 0
+		for h := range t.NumHosts() {
+			x.total += heldGPUs(s, topology.HostID(h))
+		}
+		return
+	}
+	if x.s == s {
+		var ok bool
+		if x.dirty, ok = s.Touched(x.seq, x.dirty[:0]); ok {
+			x.seq = s.TouchSeq()
+			for _, d := range x.dirty {
+				x.total -= x.per[d-x.lo]
+				x.per[d-x.lo] = x.count(s, d)
+				x.total += x.per[d-x.lo]
+			}
+			return
+		}
+	}
+	x.s, x.seq = s, s.TouchSeq()
+	lo, hi := t.LevelDomains(1)
+	x.lo = lo
+	x.per = resize(x.per, int(hi-lo))
+	x.total = 0
+	for d := lo; d < hi; d++ {
+		x.per[d-lo] = x.count(s, d)
+		x.total += x.per[d-lo]
+	}
+}
+
+func (x *exclIndex) count(s *topology.State, d topology.DomainID) int64 {
+	n := int64(0)
+	lo, hi := s.Tree().Hosts(d)
+	for h := lo; h < hi; h++ {
+		n += heldGPUs(s, h)
+	}
+	return n
+}
+
+func heldGPUs(s *topology.State, h topology.HostID) int64 {
+	if _, held := s.HostExclusive(h); held {
+		return int64(s.Tree().HostGPUCount(h))
+	}
+	return 0
+}
+
+// gpus bounds the exclusively held GPUs in d: its level-1 domain's.
+func (x *exclIndex) gpus(t *topology.Tree, d topology.DomainID) int64 {
+	if x.s == nil || t.DomainLevel(d) == 0 {
+		return x.total
+	}
+	for t.DomainLevel(d) > 1 {
+		d = t.Parent(d)
+	}
+	return x.per[d-x.lo]
+}

@@ -1,0 +1,155 @@
+package preempt
+
+import (
+	"math/bits"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// No-fit reasons. The search notes, among the scopes it modelled, the one
+// whose capacity with every candidate gone came closest to the request
+// (noteNear); if aggregates ruled every scope out, the leaf domain with the
+// most GPUs free or held by candidates is taken instead. In that scope every
+// job becomes a candidate (modeAll): with all victims by the rules gone, the
+// others are added lowest priority first until the request fits, then
+// dropped again where not needed, leaving the jobs that block it; the one of
+// highest priority is named. If no set of jobs makes it fit, GPUs nominated
+// against the request, or the scope's healthy capacity, are to blame.
+
+// noteNear remembers scope (dom, host) if, with every candidate gone (V =
+// the first end candidates: all of them when the threshold search ran out),
+// it came closer to fitting than the scopes before.
+func (p *Planner) noteNear(m *model, dom topology.DomainID, host topology.HostID, end int) {
+	if end < len(m.cands) {
+		return // stopped early by the best answer's priority: not a no-fit scope
+	}
+	score := m.total[p.primary]
+	if score > p.nearScore {
+		p.nearScore = score
+		p.near = Reason{Domain: dom, Host: host}
+	}
+}
+
+// noFit builds the reason no victim set makes the request fit.
+func (p *Planner) noFit() Reason {
+	dom, host := p.near.Domain, p.near.Host
+	if p.nearScore < 0 {
+		dom, host = p.nearest()
+	}
+	why := Reason{Code: NoCapacity, Domain: dom, Host: host, Request: p.r.Priority, Need: p.needMilli / 1000}
+	lo, hi := p.t.Hosts(dom)
+	why.Have = int64(p.s.HealthyGPUs(dom))
+	if host >= 0 {
+		lo, hi = host, host+1
+		why.Have = 0
+		if p.s.HostHealth(host) == topology.Healthy {
+			why.Have = int64(p.t.HostGPUCount(host) - bits.OnesCount64(p.s.HostFailedMask(host)))
+		}
+	}
+	if why.Have < why.Need {
+		return why // too small whatever goes
+	}
+	if hi-lo > blockerHosts {
+		// Too large a scope to try job by job: what the rules allow, in GPUs.
+		_, pre := p.s.PreemptibleBelow(dom, p.r.Priority)
+		why.Code, why.Have = Insufficient, p.freeIn(dom)+p.extraIn(dom)+int64(pre)
+		return why
+	}
+	m := &p.m2
+	m.build(p, lo, hi, modeAll)
+	for c := range m.cands {
+		if m.cands[c].allowed {
+			m.set(c, true)
+		}
+	}
+	for c := range m.cands {
+		if m.cands[c].allowed {
+			continue
+		}
+		m.set(c, true)
+		if !(m.fits() && p.feasible(m, dom, host)) {
+			continue
+		}
+		// Drop blockers not needed, latest (highest priority) first.
+		count, top := 0, -1
+		for b := c; b >= 0; b-- {
+			if m.cands[b].allowed || !m.cands[b].in {
+				continue
+			}
+			m.set(b, false)
+			if m.fits() && p.feasible(m, dom, host) {
+				continue
+			}
+			m.set(b, true)
+			count++
+			if top < 0 {
+				top = b
+			}
+		}
+		j := &m.cands[top]
+		why.Code, why.Job, why.Priority, why.Preemptible, why.Count = Blocked, j.id, j.prio, j.pre, count
+		return why
+	}
+	// No set of jobs: nominations against the request, or the hosts' shape.
+	have, nominated := int64(0), int64(0)
+	nominee, nomPrio := topology.JobID(-1), int32(0)
+	for h := lo; h < hi; h++ {
+		if p.s.HostHealth(h) != topology.Healthy || !p.modelOK[p.t.HostModel(h)] {
+			continue
+		}
+		glo, _ := p.t.HostGPUs(h)
+		failed := p.s.HostFailedMask(h)
+		against := p.s.HostNominatedMask(h) &^ p.extraMask(h) &^ failed
+		have += int64(p.t.HostGPUCount(h) - bits.OnesCount64(failed|against))
+		nominated += int64(bits.OnesCount64(against))
+		for a := against; a != 0; a &= a - 1 {
+			g := glo + topology.GPUID(bits.TrailingZeros64(a))
+			if j, ok := p.s.GPUNominee(g); ok {
+				n, _ := p.s.NominationOf(j)
+				if nominee < 0 || n.Priority < nomPrio || n.Priority == nomPrio && j < nominee {
+					nominee, nomPrio = j, n.Priority
+				}
+			}
+		}
+	}
+	if need := why.Need; nominee >= 0 && have < need && have+nominated >= need {
+		why.Code, why.Job, why.Priority = Nominated, nominee, nomPrio
+	}
+	return why
+}
+
+// blockerHosts bounds the scopes whose blocking jobs are looked for one by
+// one; a larger scope's reason comes from aggregates.
+const blockerHosts = 4096
+
+// nearest picks a scope when no scope was modelled: the leaf domain with the
+// most GPUs free or held by candidates (ties: most healthy GPUs, then
+// lowest index), and for one-host requests its host with the most.
+func (p *Planner) nearest() (topology.DomainID, topology.HostID) {
+	t, s := p.t, p.s
+	lo, hi := t.LevelDomains(p.leafLevel)
+	best, bestScore, bestCap := lo, int64(-1), -1
+	for d := lo; d < hi; d++ {
+		_, pre := s.PreemptibleBelow(d, p.r.Priority)
+		score := p.freeIn(d) + p.extraIn(d) + int64(pre)
+		if c := s.HealthyGPUs(d); score > bestScore || score == bestScore && c > bestCap {
+			best, bestScore, bestCap = d, score, c
+		}
+	}
+	if p.mode != hostMode {
+		return best, -1
+	}
+	hlo, hhi := t.Hosts(best)
+	host, hostScore := hlo, int64(-1)
+	m := &p.m2
+	for h := hlo; h < hhi; h++ {
+		m.build(p, h, h+1, modeCands)
+		for c := range m.cands {
+			m.set(c, true)
+		}
+		if sc := m.total[p.primary]; sc > hostScore {
+			host, hostScore = h, sc
+		}
+	}
+	return best, host
+}

@@ -1,0 +1,443 @@
+package preempt
+
+import (
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/blinksched/blink/placement"
+	"github.com/blinksched/blink/topology"
+)
+
+// Config bounds the search. The zero value means the defaults; a field ≤ 0
+// takes its default.
+type Config struct {
+	// ExactVictims: a scope whose candidates, beyond those every answer in
+	// it needs, number at most this is searched over all their subsets in
+	// cost order; a larger one greedily (Result.Exact then says whether the
+	// bound proves the answer anyway). Default 14.
+	ExactVictims int
+	// MaxSubsets bounds the subsets tried in one scope. Default 1<<15.
+	MaxSubsets int
+	// MaxScopes bounds the scopes (domains of the required level, or hosts)
+	// examined once an answer exists. Default 1<<14.
+	MaxScopes int
+	// MaxTests bounds the placement calls made once an answer exists (the
+	// ones that check an answer are always made). Default 1024.
+	MaxTests int
+}
+
+func (c *Config) withDefaults() Config {
+	d := *c
+	if d.ExactVictims <= 0 {
+		d.ExactVictims = 14
+	}
+	d.ExactVictims = min(d.ExactVictims, 24)
+	if d.MaxSubsets <= 0 {
+		d.MaxSubsets = 1 << 15
+	}
+	if d.MaxScopes <= 0 {
+		d.MaxScopes = 1 << 14
+	}
+	if d.MaxTests <= 0 {
+		d.MaxTests = 1024
+	}
+	return d
+}
+
+// Where the request's pods can go, which decides the scopes searched.
+const (
+	hostMode   = iota // one host: one pod, or the host level required
+	domainMode        // one domain of the required level
+	rootMode          // anywhere: several pods, no required level
+)
+
+// setInfo is one pod set's demand (plus, for several sets, a last pseudo
+// set of one whole GPU per pod counting all their whole GPUs together).
+type setInfo struct{ pods, gpus, milli, cpu, mem int64 }
+
+type extraHost struct {
+	h    topology.HostID
+	mask uint64
+}
+
+// Planner finds preemption plans. It holds scratch buffers reused across
+// calls, so a warmed-up Planner allocates little; it is not safe for
+// concurrent use. The State is only read.
+type Planner struct {
+	// Config bounds the search; change it between calls, not during one.
+	Config Config
+	cfg    Config
+
+	solver  placement.Solver
+	scratch placement.Plan
+
+	s    *topology.State
+	t    *topology.Tree
+	r    *placement.Request
+	hreq placement.Request // r restricted to one host (hostMode)
+	helg []uint64          // its eligible-host words
+	hbit topology.HostID   // the bit set in helg, or -1
+	pb   int               // bucketOf(r.Priority)
+
+	sets       []setInfo
+	primary    int // the set with most GPUs
+	modelExact bool
+	needMilli  int64
+	modelOK    []bool
+	anyModel   bool
+	eligible   []uint64
+	extras     []extraHost
+	extraSum   []int64 // prefix sums of extra GPUs
+
+	mode      int
+	leafLevel topology.Level
+
+	// Per job id, stamped per call (jobEp) or per model (candEp).
+	jobEpoch  uint32
+	jobEp     []uint32
+	jobPrio   []int32
+	jobPre    []bool
+	milliEp   []uint32
+	jobMilli  []int64
+	candEpoch uint32
+	candEp    []uint32
+	candIdx   []int32
+	markEpoch uint32
+	markEp    []uint32
+
+	hpBuf   []topology.HostPod
+	idBuf   []topology.JobID
+	gone    []topology.JobID
+	podBuf  []topology.Pod
+	order   []int32
+	keys    []int64
+	flags   []bool
+	m2caps  []int64
+	sortBuf []int64
+	leafBuf []leafScope
+	prioBuf []int32
+	rkeys   []restKey
+
+	m, m2 model
+	ex    exSearch
+	heap  entryHeap
+	excl  exclIndex
+
+	// The search's state.
+	found     bool
+	best      Cost
+	bestV     []topology.JobID // sorted
+	bestDom   topology.DomainID
+	bestHost  topology.HostID
+	bestModel bool // p.m still models the answer's scope
+	bound     Cost // the least bound of scopes not searched exactly
+	scopes    int  // leaf scopes examined since the first answer
+	modelled  int  // leaf scopes modelled
+	tests     int  // placement calls
+	testsLate int  // placement calls since the first answer
+	stopped   bool // a budget ran out
+	fallbacks int  // model/placement disagreements (a bug: tests check it stays 0)
+
+	lastJob  topology.JobID // hostMayBeat's last one-job host, and its verdict
+	lastBeat bool
+
+	// For the no-fit reason: the scope examined that came closest.
+	near      Reason
+	nearScore int64
+}
+
+// Plan finds the cheapest irreducible set of jobs to evict so that request r
+// fits in s, the placement it gets once they are gone, and the nomination
+// reserving it; ready and expiry are the nomination's (abstract) times. It
+// writes the answer to out (reusing its buffers) and returns true, or false
+// and a Reason when no victim set makes r fit. Errors (wrapping ErrInvalid)
+// are for malformed requests and a request whose job is already running; an
+// error wrapping ErrInternal means the Planner's model and placement
+// disagreed. s is never changed.
+//
+// Victims are whole jobs that are preemptible and of priority strictly below
+// r.Priority; if r fits as the cluster is, there are none and out.Plan is
+// Place's answer. See the package documentation for the cost, the search and
+// its guarantees.
+func (p *Planner) Plan(s *topology.State, r *placement.Request, ready, expiry int64, out *Result) (bool, Reason, error) {
+	out.reset()
+	t := s.Tree()
+	if err := r.Validate(t); err != nil {
+		return false, Reason{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if s.HasJob(r.Job) {
+		return false, Reason{}, fmt.Errorf("%w: job %d is already running", ErrInvalid, r.Job)
+	}
+	p.begin(s, r)
+	ok, why, err := p.solver.Place(s, r, &out.Plan)
+	if err != nil {
+		return false, Reason{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if ok {
+		out.Cost = Cost{Priority: NoPriority}
+		out.Bound, out.Exact, out.Scope = out.Cost, true, out.Plan.Domain
+		return true, Reason{}, nil
+	}
+	if why.Code == placement.NoModel || why.Code == placement.HostTooSmall {
+		return false, Reason{Code: Unplaceable, Host: -1, Request: r.Priority, Place: why}, nil
+	}
+	for attempt := 0; ; attempt++ {
+		p.search()
+		if !p.found {
+			out.Tests, out.Scopes = p.tests, p.modelled
+			return false, p.noFit(), nil
+		}
+		p.verify()
+		scope := p.bestDom
+		req := p.r
+		if p.bestHost >= 0 {
+			req = p.hostReq(p.bestHost)
+		}
+		p.tests++
+		ok, _, err := p.solver.PlaceWithout(s, req, scope, p.bestV, &out.Plan)
+		if err == nil && ok {
+			break
+		}
+		if attempt > 0 || !p.modelExact {
+			return false, Reason{}, fmt.Errorf("%w: victims %v do not make the request fit in %s", ErrInternal, p.bestV, t.DomainPath(scope))
+		}
+		p.fallbacks++
+		p.modelExact = false // search again, asking placement everything
+	}
+	out.Victims = append(out.Victims, p.bestV...)
+	out.Cost = p.costOf(p.bestV)
+	out.Bound = p.best
+	if p.bound.Less(out.Bound) {
+		out.Bound = p.bound
+	}
+	out.Exact = !out.Bound.Less(out.Cost)
+	out.Scope = p.bestDom
+	out.Tests, out.Scopes = p.tests, p.modelled
+	p.nominate(out, ready, expiry)
+	return true, Reason{}, nil
+}
+
+// begin sets up the per-call state: the request's demand, models,
+// eligibility, admitted nominations, the search mode, and the job caches.
+func (p *Planner) begin(s *topology.State, r *placement.Request) {
+	p.cfg = p.Config.withDefaults()
+	t := s.Tree()
+	if p.t != t {
+		p.helg = make([]uint64, (t.NumHosts()+63)/64)
+		p.hbit = -1
+	}
+	p.s, p.t, p.r = s, t, r
+	p.pb = bucketOf(r.Priority)
+	p.hreq = *r
+	p.eligible = r.Eligible
+
+	p.sets = p.sets[:0]
+	p.needMilli = 0
+	whole, pods, bestG := int64(0), int64(0), int64(-1)
+	for i := range r.Sets {
+		set := &r.Sets[i]
+		si := setInfo{pods: int64(set.Pods), gpus: int64(set.GPUs), milli: int64(set.Milli),
+			cpu: int64(set.CPUMilli), mem: int64(set.MemoryMiB)}
+		if si.milli > 0 {
+			si.gpus = 0
+			p.needMilli += si.pods * si.milli
+		} else {
+			whole += si.pods * si.gpus
+		}
+		pods += si.pods
+		if g := si.pods * max(si.gpus, 1); g > bestG {
+			p.primary, bestG = i, g
+		}
+		p.sets = append(p.sets, si)
+	}
+	p.needMilli += 1000 * whole
+	if len(r.Sets) > 1 && whole > 0 {
+		p.sets = append(p.sets, setInfo{pods: whole, gpus: 1})
+	}
+	p.modelExact = len(r.Sets) == 1 && r.Sets[0].SliceSize <= 1
+
+	p.modelOK = resize(p.modelOK, t.NumModels())
+	p.anyModel = len(r.Models) == 0
+	for m := range p.modelOK {
+		p.modelOK[m] = p.anyModel
+	}
+	for _, m := range r.Models {
+		p.modelOK[m] = true
+	}
+	p.collectExtras()
+
+	hl := t.HostLevel()
+	switch {
+	case r.Required == hl || pods == 1:
+		p.mode, p.leafLevel = hostMode, hl-1
+	case r.Required > 0:
+		p.mode, p.leafLevel = domainMode, r.Required
+	default:
+		p.mode, p.leafLevel = rootMode, 0
+	}
+
+	n := int(s.JobIDBound())
+	if len(p.jobEp) < n {
+		p.jobEp = make([]uint32, n)
+		p.jobPrio = make([]int32, n)
+		p.jobPre = make([]bool, n)
+		p.milliEp = make([]uint32, n)
+		p.jobMilli = make([]int64, n)
+		p.candEp = make([]uint32, n)
+		p.candIdx = make([]int32, n)
+		p.markEp = make([]uint32, n)
+		p.jobEpoch, p.candEpoch, p.markEpoch = 0, 0, 0
+	}
+	p.jobEpoch++
+	if p.jobEpoch == 0 { // wrapped: clear the stamps
+		clear(p.jobEp)
+		clear(p.milliEp)
+		p.jobEpoch = 1
+	}
+	p.excl.sync(s)
+	p.fallbacks = 0
+}
+
+// collectExtras lists, per host, the nominated GPUs the request may take
+// (the topology package's nomination rule), with prefix sums of their counts.
+func (p *Planner) collectExtras() {
+	p.extras = p.extras[:0]
+	s := p.s
+	if s.NumNominations() == 0 {
+		p.extraSum = append(p.extraSum[:0], 0)
+		return
+	}
+	r := p.r
+	info := topology.Job{Priority: r.Priority, HasEnd: r.HasEnd, End: r.End}
+	for _, id := range s.AppendNominees(p.idBuf[:0]) {
+		n, _ := s.NominationOf(id)
+		if !n.Admits(r.Job, &info) {
+			continue
+		}
+		for _, g := range n.GPUs {
+			h := p.t.GPUHost(g)
+			lo, _ := p.t.HostGPUs(h)
+			bit := uint64(1) << uint(g-lo)
+			if k := len(p.extras) - 1; k >= 0 && p.extras[k].h == h {
+				p.extras[k].mask |= bit
+				continue
+			}
+			p.extras = append(p.extras, extraHost{h, bit})
+		}
+	}
+	slices.SortStableFunc(p.extras, func(a, b extraHost) int { return int(a.h - b.h) })
+	// merge hosts listed twice (two nominations on one host)
+	out := p.extras[:0]
+	for _, e := range p.extras {
+		if k := len(out) - 1; k >= 0 && out[k].h == e.h {
+			out[k].mask |= e.mask
+			continue
+		}
+		out = append(out, e)
+	}
+	p.extras = out
+	p.extraSum = append(p.extraSum[:0], 0)
+	for _, e := range p.extras {
+		p.extraSum = append(p.extraSum, p.extraSum[len(p.extraSum)-1]+int64(popcount(e.mask)))
+	}
+}
+
+// extraMask is host h's GPUs nominated for jobs the request may displace.
+func (p *Planner) extraMask(h topology.HostID) uint64 {
+	if len(p.extras) == 0 {
+		return 0
+	}
+	i, ok := slices.BinarySearchFunc(p.extras, h, func(e extraHost, h topology.HostID) int { return int(e.h - h) })
+	if !ok {
+		return 0
+	}
+	return p.extras[i].mask
+}
+
+// extraIn counts the GPUs of d nominated for jobs the request may displace.
+func (p *Planner) extraIn(d topology.DomainID) int64 {
+	if len(p.extras) == 0 {
+		return 0
+	}
+	lo, hi := p.t.Hosts(d)
+	cmp := func(e extraHost, h topology.HostID) int { return int(e.h - h) }
+	a, _ := slices.BinarySearchFunc(p.extras, lo, cmp)
+	b, _ := slices.BinarySearchFunc(p.extras, hi, cmp)
+	return p.extraSum[b] - p.extraSum[a]
+}
+
+// hostReq is the request restricted to host h (its eligible hosts, if any,
+// intersected with h), for placement calls of one-host scopes.
+func (p *Planner) hostReq(h topology.HostID) *placement.Request {
+	if p.hbit >= 0 {
+		p.helg[p.hbit>>6] = 0
+	}
+	p.hbit = h
+	p.helg[h>>6] = 1 << (uint(h) & 63)
+	if e := p.r.Eligible; e != nil {
+		p.helg[h>>6] &= e[h>>6]
+	}
+	p.hreq.Eligible = p.helg
+	return &p.hreq
+}
+
+// job attributes, cached per call.
+func (p *Planner) load(j topology.JobID) {
+	if p.jobEp[j] == p.jobEpoch {
+		return
+	}
+	info, _ := p.s.JobInfo(j)
+	p.jobEp[j], p.jobPrio[j], p.jobPre[j] = p.jobEpoch, info.Priority, info.Preemptible
+}
+
+// info returns job j's priority and preemptibility.
+func (p *Planner) info(j topology.JobID) (prio int32, pre bool) {
+	p.load(j)
+	return p.jobPrio[j], p.jobPre[j]
+}
+
+// milli is the milli-GPU job j holds (all its pods), cached per call.
+func (p *Planner) milli(j topology.JobID) int64 {
+	if p.milliEp[j] != p.jobEpoch {
+		p.milliEp[j], p.jobMilli[j] = p.jobEpoch, p.s.JobMilliGPU(j)
+	}
+	return p.jobMilli[j]
+}
+
+// isCand reports whether job j is a candidate under mode.
+func (p *Planner) isCand(j topology.JobID, mode int) bool {
+	switch mode {
+	case modeAll:
+		return true
+	case modeMarked:
+		return p.markEp[j] == p.markEpoch
+	}
+	prio, pre := p.info(j)
+	return pre && prio < p.r.Priority
+}
+
+// markSet marks the jobs of v for modeMarked.
+func (p *Planner) markSet(v []topology.JobID) {
+	p.markEpoch++
+	if p.markEpoch == 0 {
+		clear(p.markEp)
+		p.markEpoch = 1
+	}
+	for _, j := range v {
+		p.markEp[j] = p.markEpoch
+	}
+}
+
+// costOf is the cost of victim set v.
+func (p *Planner) costOf(v []topology.JobID) Cost {
+	c := Cost{Priority: NoPriority, Victims: len(v)}
+	for _, j := range v {
+		prio, _ := p.info(j)
+		c.Priority = max(c.Priority, prio)
+		c.Milli += p.milli(j)
+	}
+	return c
+}
+
+func popcount(m uint64) int { return bits.OnesCount64(m) }

@@ -1,0 +1,123 @@
+package preempt
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/blinksched/blink/placement"
+	"github.com/blinksched/blink/topology"
+)
+
+// Result is a preemption plan: whom to evict, where the request goes once
+// they are gone, and the nomination that reserves those GPUs meanwhile. It is
+// a value; the Planner overwrites it on the next call, reusing its buffers.
+type Result struct {
+	// Victims are the job ids to evict, ascending; empty when the request
+	// fits as the cluster is.
+	Victims []topology.JobID
+	// Plan is the placement the request gets once the victims are gone (its
+	// pods may use the victims' GPUs): apply Plan.Delta() after removing
+	// them. When there are no victims it applies now.
+	Plan placement.Plan
+	// Nomination reserves the plan's GPUs for the request (Job and Priority
+	// of the request, Ready and Expiry as given to Plan), so that what the
+	// victims free on terminating goes to it. Its GPUs are ascending; GPUs
+	// already nominated for a job of equal or higher priority (which the
+	// request may use only by ending before their ready time) are left out.
+	// Empty when there are no victims.
+	Nomination topology.Nomination
+	// Displaced are the jobs of lower priority whose nominations overlap the
+	// plan's GPUs: Delta cancels them, since the request outranks them.
+	Displaced []topology.JobID
+	// Cost is what the victims cost (see Cost).
+	Cost Cost
+	// Exact reports that no cheaper victim set exists: the search was
+	// exhaustive, or stopped on a lower bound the answer meets. When false,
+	// Bound is what the search could prove.
+	Exact bool
+	// Bound is a lower bound on the cost of every victim set that makes the
+	// request fit; it equals Cost when Exact. The gap Cost − Bound says how
+	// far from the optimum a bounded search may be.
+	Bound Cost
+	// Scope is the domain the answer was searched in: the domain of the
+	// required level, the parent of the host for a one-host request, or the
+	// root.
+	Scope topology.DomainID
+	// Tests counts the placement calls the search made, and Scopes the
+	// scopes (hosts or domains) whose capacity model it built: measures of
+	// its work, for benchmarks and tests.
+	Tests, Scopes int
+
+	ownNom bool // the request's job held a nomination: Delta cancels it first
+	ops    []topology.Op
+}
+
+// Delta returns the Delta that records the nomination: it cancels the
+// request's own earlier nomination and the displaced ones, then nominates
+// Nomination.GPUs for the request. It is empty when there are no victims.
+// It shares the Result's buffers: apply it before the Result is reused.
+// Evicting the victims and, once they are gone, applying Plan.Delta() are
+// the caller's steps (adding the request's job releases its nomination).
+func (r *Result) Delta() topology.Delta {
+	r.ops = r.ops[:0]
+	if len(r.Victims) == 0 || len(r.Nomination.GPUs) == 0 {
+		return topology.Delta{}
+	}
+	if r.ownNom {
+		r.ops = append(r.ops, topology.CancelNomination(r.Nomination.Job))
+	}
+	for _, j := range r.Displaced {
+		r.ops = append(r.ops, topology.CancelNomination(j))
+	}
+	r.ops = append(r.ops, topology.Nominate(r.Nomination))
+	return topology.Delta{Ops: r.ops}
+}
+
+// reset empties the result, keeping its buffers.
+func (r *Result) reset() {
+	ops, victims, gpus, displaced := r.ops[:0], r.Victims[:0], r.Nomination.GPUs[:0], r.Displaced[:0]
+	plan := r.Plan
+	plan.Pods = plan.Pods[:0]
+	*r = Result{Plan: plan, ops: ops, Victims: victims, Displaced: displaced}
+	r.Nomination.GPUs = gpus
+}
+
+// nominate fills the nomination from the plan's GPUs: every GPU a pod takes,
+// ascending and once, less those nominated for jobs of equal or higher
+// priority; nominations of lower-priority jobs it overlaps are displaced.
+func (p *Planner) nominate(out *Result, ready, expiry int64) {
+	r, s, t := p.r, p.s, p.t
+	n := &out.Nomination
+	n.Job, n.Priority, n.Ready, n.Expiry = r.Job, r.Priority, ready, expiry
+	n.GPUs = n.GPUs[:0]
+	_, out.ownNom = s.NominationOf(r.Job)
+	noms := s.NumNominations() > 0
+	for _, pod := range out.Plan.Pods {
+		lo, _ := t.HostGPUs(pod.Host)
+		var nominated uint64
+		if noms {
+			nominated = s.HostNominatedMask(pod.Host) & pod.GPUs
+		}
+		for m := pod.GPUs; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros64(m)
+			g := lo + topology.GPUID(i)
+			if nominated&(1<<uint(i)) != 0 {
+				if j, _ := s.GPUNominee(g); j != r.Job {
+					other, _ := s.NominationOf(j)
+					if other.Priority >= r.Priority {
+						continue // the request may only backfill it: it stays the nominee's
+					}
+					if !slices.Contains(out.Displaced, j) {
+						out.Displaced = append(out.Displaced, j)
+					}
+				}
+			}
+			n.GPUs = append(n.GPUs, g)
+		}
+	}
+	if !slices.IsSorted(n.GPUs) {
+		slices.Sort(n.GPUs)
+	}
+	n.GPUs = slices.Compact(n.GPUs) // fractional pods may share a GPU
+	slices.Sort(out.Displaced)
+}

@@ -1,0 +1,363 @@
+package preempt
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// The inner search: the cheapest victim set inside one scope, over the
+// scope's candidates (preemptible jobs of lower priority with pods in it),
+// in four steps, each cheaper than the next:
+//
+//  1. Threshold. Candidates sorted by priority; the smallest priority p such
+//     that evicting every candidate of priority ≤ p makes the request fit is
+//     the first component of the scope's optimum (feasibility only grows
+//     with the victim set). Priorities above the best answer's are not
+//     tried.
+//  2. Forced. A candidate of priority ≤ p without which the model says it
+//     cannot fit (even with all the others gone) is in every answer: the
+//     model is a necessary condition, and feasibility is monotone.
+//  3. If the forced set alone fits, it is the scope's optimum: every
+//     feasible set contains it.
+//  4. Otherwise the rest R: all subsets of R in cost order (size, then
+//     milli) when |R| ≤ Config.ExactVictims, pruned by the best answer and
+//     by milli sums (R sorted by milli, so the cheapest completion of a
+//     partial subset is its next members); the first size with a feasible
+//     subset gives the optimum. Larger R: greedy — start from everything and
+//     drop candidates, those holding the fewest GPUs in the scope first,
+//     keeping each drop that still fits, which leaves an irreducible set;
+//     its lower bound counts how many of R's candidates, most useful first,
+//     could cover the missing pods at all.
+//
+// "Fits" is the model (exact for one pod set without slices) or, where the
+// model is only a necessary condition, the model and then placement itself
+// (PlaceWithout in the scope, as if the set were gone).
+
+// searchScope searches the scope of model m: domain dom, or host (≥ 0) under
+// it, and offers its answer.
+func (p *Planner) searchScope(m *model, dom topology.DomainID, host topology.HostID) {
+	n := len(m.cands)
+	end := 0
+	ok := false
+	for end < n {
+		prio := m.cands[end].prio
+		if p.found && prio > p.best.Priority {
+			break
+		}
+		for end < n && m.cands[end].prio == prio {
+			m.set(end, true)
+			end++
+		}
+		if m.fits() && p.feasible(m, dom, host) {
+			ok = true
+			break
+		}
+	}
+	if !ok {
+		p.noteNear(m, dom, host, end)
+		return
+	}
+	pstar := m.cands[end-1].prio
+
+	// Forced candidates.
+	forced := resize(p.flags, n)
+	p.flags = forced
+	nf, milliE := 0, int64(0)
+	for c := range end {
+		m.set(c, false)
+		forced[c] = !m.fits()
+		m.set(c, true)
+		if forced[c] {
+			nf++
+			milliE += p.milli(m.cands[c].id)
+		}
+	}
+	if lb := (Cost{Priority: pstar, Victims: max(nf, 1), Milli: milliE}); p.found && !lb.Less(p.best) {
+		return
+	}
+	rest := p.order[:0]
+	for c := range end {
+		if !forced[c] {
+			rest = append(rest, int32(c))
+			m.set(c, false)
+		}
+	}
+	p.order = rest
+	if nf > 0 && m.fits() && p.feasible(m, dom, host) {
+		c := Cost{Priority: pstar, Victims: nf, Milli: milliE}
+		p.offer(m, dom, host, c, c)
+		return
+	}
+	if len(rest) <= p.cfg.ExactVictims && p.exhaustive(m, dom, host, pstar, nf, milliE, rest) {
+		return
+	}
+	p.greedy(m, dom, host, pstar, nf, milliE, rest)
+}
+
+// feasible: the model fits (checked by the caller); where the model is only
+// a necessary condition, placement decides.
+func (p *Planner) feasible(m *model, dom topology.DomainID, host topology.HostID) bool {
+	if m.exact {
+		return true
+	}
+	return p.test(m, dom, host)
+}
+
+// test asks placement whether the request fits in the scope with V gone.
+func (p *Planner) test(m *model, dom topology.DomainID, host topology.HostID) bool {
+	gone := p.gone[:0]
+	for i := range m.cands {
+		if m.cands[i].in {
+			gone = append(gone, m.cands[i].id)
+		}
+	}
+	slices.Sort(gone)
+	p.gone = gone
+	req := p.r
+	if host >= 0 {
+		req = p.hostReq(host)
+	}
+	p.tests++
+	if p.found {
+		p.testsLate++
+	}
+	ok, _, err := p.solver.PlaceWithout(p.s, req, dom, gone, &p.scratch)
+	return ok && err == nil
+}
+
+// exhaustive tries the subsets of rest (candidate indices; V holds the
+// forced set) in cost order and offers the cheapest that fits. It returns
+// false if the subset budget ran out first (V is then restored).
+func (p *Planner) exhaustive(m *model, dom topology.DomainID, host topology.HostID, pstar int32, nf int, milliE int64, rest []int32) bool {
+	keys := resize(p.keys, len(rest))
+	p.keys = keys
+	slices.SortFunc(rest, func(a, b int32) int {
+		if c := cmp3(p.milli(m.cands[a].id), p.milli(m.cands[b].id)); c != 0 {
+			return c
+		}
+		return cmp3(int64(m.cands[a].id), int64(m.cands[b].id))
+	})
+	for i, c := range rest {
+		keys[i] = p.milli(m.cands[c].id)
+	}
+	x := &p.ex
+	*x = exSearch{p: p, m: m, dom: dom, host: host, rest: rest, keys: keys, budget: p.cfg.MaxSubsets,
+		pick: x.pick[:0], cur: x.cur[:0]}
+	for k := 1; k <= len(rest); k++ {
+		cnt := nf + k
+		limit := int64(-1) // no bound at this size yet
+		if p.found && pstar == p.best.Priority {
+			if cnt > p.best.Victims {
+				return true // the best answer has fewer victims
+			}
+			if cnt == p.best.Victims {
+				limit = p.best.Milli - milliE // must be strictly cheaper
+			}
+		}
+		x.limit, x.found = limit, false
+		x.dfs(0, k, 0)
+		if x.budget < 0 {
+			x.reset()
+			return false
+		}
+		if x.found {
+			for _, c := range rest {
+				m.set(int(c), false)
+			}
+			for _, c := range x.pick {
+				m.set(int(c), true)
+			}
+			cost := Cost{Priority: pstar, Victims: cnt, Milli: milliE + x.bestMilli}
+			p.offer(m, dom, host, cost, cost)
+			return true
+		}
+	}
+	return true // nothing beats the best answer
+}
+
+// exSearch is the depth-first enumeration of k-subsets of rest by milli.
+type exSearch struct {
+	p         *Planner
+	m         *model
+	dom       topology.DomainID
+	host      topology.HostID
+	rest      []int32
+	keys      []int64 // milli of rest, ascending
+	limit     int64   // a subset must cost less than this (-1: any)
+	budget    int
+	found     bool
+	bestMilli int64
+	pick      []int32
+	cur       []int32
+}
+
+func (x *exSearch) dfs(i, left int, milli int64) {
+	if left == 0 {
+		x.budget--
+		if x.m.fits() && x.p.feasible(x.m, x.dom, x.host) {
+			x.found, x.limit, x.bestMilli = true, milli, milli
+			x.pick = append(x.pick[:0], x.cur...)
+		}
+		return
+	}
+	for j := i; j+left <= len(x.rest) && x.budget >= 0; j++ {
+		// the cheapest completion takes the next left candidates
+		low := milli
+		for q := j; q < j+left; q++ {
+			low += x.keys[q]
+		}
+		if x.limit >= 0 && low >= x.limit {
+			return
+		}
+		c := int(x.rest[j])
+		x.m.set(c, true)
+		x.cur = append(x.cur, x.rest[j])
+		x.dfs(j+1, left-1, milli+x.keys[j])
+		x.cur = x.cur[:len(x.cur)-1]
+		x.m.set(c, false)
+	}
+}
+
+// reset takes rest out of V again.
+func (x *exSearch) reset() {
+	for _, c := range x.rest {
+		x.m.set(int(c), false)
+	}
+	x.cur = x.cur[:0]
+}
+
+// greedy: from V = forced ∪ rest, drop rest's candidates that are not
+// needed, fewest GPUs in the scope first (then most milli); offer the
+// irreducible set left, with a lower bound.
+func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, pstar int32, nf int, milliE int64, rest []int32) {
+	// The bound first, while V is the forced set: the missing pods, and what
+	// each candidate of rest could add at most (its hosts' gain with all of
+	// rest gone).
+	need := m.deficit()
+	nh := len(m.hosts)
+	ps := p.primary
+	gain := resize(p.keys, len(rest))
+	p.keys = gain
+	base := p.caps2(m, ps)
+	for _, c := range rest {
+		m.set(int(c), true)
+	}
+	for i, c := range rest {
+		g := int64(0)
+		cd := &m.cands[c]
+		for _, k := range m.slots[cd.lo:cd.hi] {
+			g += m.caps[ps*nh+int(k)] - base[k]
+		}
+		gain[i] = g
+	}
+	lbCount := p.coverCount(gain, need)
+	if set := &p.sets[ps]; set.gpus > 0 && set.milli == 0 {
+		// In GPUs: the whole GPUs missing with the forced set gone, and
+		// what each candidate frees at most (its GPUs in the scope, all of
+		// a host it holds exclusively).
+		for _, c := range rest {
+			m.set(int(c), false)
+		}
+		missing := set.pods*set.gpus - m.freeGPUs()
+		held := resize(p.sortBuf, len(m.cands)) // per candidate: the exclusive hosts' GPUs
+		clear(held)
+		for k := range m.hosts {
+			if o := m.hosts[k].owner; o >= 0 {
+				held[o] += int64(bits.OnesCount64(m.hosts[k].share))
+			}
+		}
+		for i, c := range rest {
+			gain[i] = m.cands[c].gpus + held[c]
+		}
+		p.sortBuf = held
+		lbCount = max(lbCount, p.coverCount(gain, missing))
+		for _, c := range rest {
+			m.set(int(c), true)
+		}
+	}
+	lbMilli := milliE + p.cheapest(m, rest, lbCount)
+
+	keys := p.rkeys[:0]
+	for _, c := range rest {
+		cd := &m.cands[c]
+		keys = append(keys, restKey{gpus: cd.gpus, milli: p.milli(cd.id), id: cd.id, c: c})
+	}
+	p.rkeys = keys
+	slices.SortFunc(keys, func(a, b restKey) int {
+		switch {
+		case a.gpus != b.gpus:
+			return cmp3(a.gpus, b.gpus)
+		case a.milli != b.milli:
+			return cmp3(b.milli, a.milli)
+		}
+		return cmp3(int64(a.id), int64(b.id))
+	})
+	for i := range keys {
+		rest[i] = keys[i].c
+	}
+	kept, milli := nf, milliE
+	for _, c := range rest {
+		m.set(int(c), false)
+		if m.fits() && p.feasible(m, dom, host) {
+			continue
+		}
+		m.set(int(c), true)
+		kept++
+		milli += p.milli(m.cands[c].id)
+	}
+	cost := Cost{Priority: pstar, Victims: kept, Milli: milli}
+	bound := Cost{Priority: pstar, Victims: nf + lbCount, Milli: lbMilli}
+	if cost.Less(bound) {
+		bound = cost
+	}
+	p.offer(m, dom, host, cost, bound)
+}
+
+// restKey orders the greedy's drops.
+type restKey struct {
+	gpus, milli int64
+	id          topology.JobID
+	c           int32
+}
+
+// caps2 copies the current capacities of set si per host of m.
+func (p *Planner) caps2(m *model, si int) []int64 {
+	nh := len(m.hosts)
+	p.m2caps = append(p.m2caps[:0], m.caps[si*nh:(si+1)*nh]...)
+	return p.m2caps
+}
+
+// coverCount is the least number of gains (largest first) summing to need.
+func (p *Planner) coverCount(gain []int64, need int64) int {
+	if need <= 0 {
+		return 1
+	}
+	g := append(p.sortBuf[:0], gain...)
+	p.sortBuf = g
+	slices.Sort(g)
+	sum := int64(0)
+	for i := len(g) - 1; i >= 0; i-- {
+		sum += g[i]
+		if sum >= need {
+			return len(g) - i
+		}
+	}
+	return len(g)
+}
+
+// cheapest sums the k smallest milli among rest.
+func (p *Planner) cheapest(m *model, rest []int32, k int) int64 {
+	g := p.sortBuf[:0]
+	for _, c := range rest {
+		g = append(g, p.milli(m.cands[c].id))
+	}
+	p.sortBuf = g
+	slices.Sort(g)
+	sum := int64(0)
+	for i := range min(k, len(g)) {
+		sum += g[i]
+	}
+	return sum
+}

@@ -1,0 +1,169 @@
+package preempt
+
+import (
+	"slices"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// The outer search: best-first over the domain tree, from the root down to
+// the leaf scopes (domains of the required level; the last named level's
+// domains, whose hosts are the scopes, for one-host requests; the root for
+// gangs with no required level). Each node's key is its lower bound from
+// aggregates (lb); a popped leaf is searched exactly (searchScope), which
+// may improve the best answer; the search stops when the best answer costs
+// no more than the least bound left, so every scope that could do better has
+// been searched — or when a budget runs out after a first answer, and then
+// the least bound left is the result's Bound.
+//
+// Children are examined lazily: expanding a node scans its children in
+// index order and, at the first whose bound equals the node's (it cannot be
+// lower), pushes it together with a continuation entry (the node, from the
+// next child on, keyed by the node's bound) instead of scanning the rest. On
+// a cluster where many domains share the least bound — the common case —
+// the search thus goes straight down one path per level and stops as soon as
+// a scope meets the bound, in O(levels) heap operations.
+
+// search runs the best-first search, leaving the best answer in p.best*.
+func (p *Planner) search() {
+	p.found, p.best, p.bound = false, maxCost, maxCost
+	p.bestV, p.bestDom, p.bestHost = p.bestV[:0], 0, -1
+	p.scopes, p.tests, p.testsLate, p.stopped, p.modelled = 0, 0, 0, false, 0
+	p.near, p.nearScore = Reason{}, -1
+	p.heap = p.heap[:0]
+	lb, ok := p.lb(0)
+	if !ok {
+		return
+	}
+	p.heap.push(entry{lb: lb, node: 0, next: -1, level: 0})
+	t := p.t
+	for len(p.heap) > 0 {
+		e := p.heap.pop()
+		if p.found && !e.lb.Less(p.best) {
+			return // nothing left can be cheaper
+		}
+		if p.found && (p.scopes >= p.cfg.MaxScopes || p.testsLate >= p.cfg.MaxTests) {
+			p.stop(e.lb)
+			return
+		}
+		if e.next < 0 && e.level == p.leafLevel {
+			p.leaf(e.node, e.lb)
+			continue
+		}
+		lo, hi := t.Children(e.node)
+		if e.next >= 0 {
+			lo = e.next
+		}
+		for c := lo; c < hi; c++ {
+			clb, ok := p.lb(c)
+			if !ok || p.found && !clb.Less(p.best) {
+				continue
+			}
+			if clb.Compare(e.lb) <= 0 && c+1 < hi {
+				p.heap.push(entry{lb: e.lb, node: e.node, next: c + 1, level: e.level})
+				p.heap.push(entry{lb: clb, node: c, next: -1, level: e.level + 1})
+				break
+			}
+			p.heap.push(entry{lb: clb, node: c, next: -1, level: e.level + 1})
+		}
+	}
+}
+
+// stop ends a search whose budget ran out; lb bounds what is left.
+func (p *Planner) stop(lb Cost) {
+	p.stopped = true
+	if lb.Less(p.bound) {
+		p.bound = lb
+	}
+}
+
+// leaf searches leaf scope d (bound lb).
+func (p *Planner) leaf(d topology.DomainID, lb Cost) {
+	if p.mode != hostMode {
+		if p.found {
+			p.scopes++
+		}
+		lo, hi := p.t.Hosts(d)
+		p.bestModel = false
+		p.m.build(p, lo, hi, modeCands)
+		p.modelled++
+		p.searchScope(&p.m, d, -1)
+		return
+	}
+	lo, hi := p.t.Hosts(d)
+	p.lastJob = -1
+	for h := lo; h < hi; h++ {
+		if p.found {
+			if !lb.Less(p.best) {
+				return // no host of d can beat it
+			}
+			if p.scopes >= p.cfg.MaxScopes || p.testsLate >= p.cfg.MaxTests {
+				p.stop(lb)
+				return
+			}
+			p.scopes++
+			if !p.hostMayBeat(h, lb) {
+				continue
+			}
+		}
+		p.bestModel = false
+		p.m.build(p, h, h+1, modeCands)
+		p.modelled++
+		if len(p.m.cands) == 0 {
+			continue
+		}
+		p.searchScope(&p.m, d, h)
+	}
+}
+
+// offer records victim set v (the candidates in V of m) found in scope
+// (dom, host) at cost c if it beats the best so far; bound is what the
+// scope's search proved (c when exact).
+func (p *Planner) offer(m *model, dom topology.DomainID, host topology.HostID, c, bound Cost) {
+	if bound.Less(c) && bound.Less(p.bound) {
+		p.bound = bound
+	}
+	if p.found && !c.Less(p.best) {
+		return
+	}
+	p.found, p.best, p.bestDom, p.bestHost, p.bestModel = true, c, dom, host, m == &p.m
+	p.lastJob = -1 // hostMayBeat's verdicts were against the old best
+	p.bestV = p.bestV[:0]
+	for i := range m.cands {
+		if m.cands[i].in {
+			p.bestV = append(p.bestV, m.cands[i].id)
+		}
+	}
+	slices.Sort(p.bestV)
+}
+
+// hostMayBeat screens host h before its model is built: every victim set
+// fitting the request on h contains a candidate with pods on h, so it costs
+// at least (the least priority of those candidates, 1, the least milli of
+// those of that priority) — and at least the leaf's bound lb. On a domain
+// held by one large job this skips every host after the first.
+func (p *Planner) hostMayBeat(h topology.HostID, lb Cost) bool {
+	jobs := p.s.AppendHostJobs(p.idBuf[:0], h)
+	p.idBuf = jobs
+	if len(jobs) == 1 && jobs[0] == p.lastJob {
+		return p.lastBeat // a host of the same one job as the last: same answer
+	}
+	low := maxCost
+	for _, j := range jobs {
+		if !p.isCand(j, modeCands) {
+			continue
+		}
+		prio, _ := p.info(j)
+		if c := (Cost{Priority: prio, Victims: 1, Milli: p.milli(j)}); c.Less(low) {
+			low = c
+		}
+	}
+	if low.Less(lb) {
+		low = lb
+	}
+	beat := low.Less(p.best)
+	if len(jobs) == 1 {
+		p.lastJob, p.lastBeat = jobs[0], beat
+	}
+	return beat
+}
