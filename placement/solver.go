@@ -53,6 +53,8 @@ type Solver struct {
 	order    []int  // pod sets in placement order (setOrder)
 	order2   []int
 	offs     []int // first rank of each pod set
+	nominees []topology.JobID
+	extraSum []int64 // prefix sums of popcount over extra
 	ex       exSearch
 	wide     []*wideMin // by GPUs per pod
 	scope    topology.DomainID
@@ -198,42 +200,44 @@ func (v *Solver) setModels() {
 	}
 }
 
-// collectExtra lists, per host, the nominated GPUs this gang may take.
+// collectExtra lists, per host, the nominated GPUs this gang may take, sorted
+// by host: each nomination's GPUs are ascending, so they are grouped by host
+// in one pass; entries of several nominations on one host are merged.
+// O(nominated GPUs · log).
 func (v *Solver) collectExtra() {
 	v.extra = v.extra[:0]
 	if v.s.NumNominations() == 0 {
 		return
 	}
-	var ids [64]topology.JobID
-	for _, id := range v.s.AppendNominees(ids[:0]) {
+	v.nominees = v.s.AppendNominees(v.nominees[:0])
+	for _, id := range v.nominees {
 		n, _ := v.s.NominationOf(id)
 		if !n.Admits(v.r.Job, &v.info) {
 			continue
 		}
-		for _, g := range n.GPUs {
-			h := v.t.GPUHost(g)
-			lo, _ := v.t.HostGPUs(h)
-			v.addExtra(h, uint64(1)<<uint(g-lo))
+		for i := 0; i < len(n.GPUs); {
+			h := v.t.GPUHost(n.GPUs[i])
+			lo, hi := v.t.HostGPUs(h)
+			var m uint64
+			for ; i < len(n.GPUs) && n.GPUs[i] < hi; i++ {
+				m |= 1 << uint(n.GPUs[i]-lo)
+			}
+			v.extra = append(v.extra, extraHost{h, m})
 		}
 	}
-	sortExtra(v.extra)
-}
-
-func (v *Solver) addExtra(h topology.HostID, bit uint64) {
-	for i := range v.extra {
-		if v.extra[i].h == h {
-			v.extra[i].mask |= bit
-			return
+	slices.SortFunc(v.extra, func(a, b extraHost) int { return int(a.h - b.h) })
+	out := v.extra[:0]
+	for _, e := range v.extra {
+		if k := len(out) - 1; k >= 0 && out[k].h == e.h {
+			out[k].mask |= e.mask
+		} else {
+			out = append(out, e)
 		}
 	}
-	v.extra = append(v.extra, extraHost{h, bit})
-}
-
-func sortExtra(e []extraHost) {
-	for i := 1; i < len(e); i++ {
-		for j := i; j > 0 && e[j].h < e[j-1].h; j-- {
-			e[j], e[j-1] = e[j-1], e[j]
-		}
+	v.extra = out
+	v.extraSum = append(v.extraSum[:0], 0)
+	for _, e := range v.extra {
+		v.extraSum = append(v.extraSum, v.extraSum[len(v.extraSum)-1]+int64(popcount(e.mask)))
 	}
 }
 
@@ -257,15 +261,27 @@ func (v *Solver) extraMask(h topology.HostID) uint64 {
 	return 0
 }
 
-// extraGPUs counts takeable nominated GPUs on hosts [lo, hi).
+// extraGPUs counts takeable nominated GPUs on hosts [lo, hi): two binary
+// searches over the prefix sums collectExtra leaves.
 func (v *Solver) extraGPUs(lo, hi topology.HostID) int64 {
-	n := int64(0)
-	for _, e := range v.extra {
-		if e.h >= lo && e.h < hi {
-			n += int64(popcount(e.mask))
+	if len(v.extra) == 0 {
+		return 0
+	}
+	return v.extraSum[v.extraBelow(hi)] - v.extraSum[v.extraBelow(lo)]
+}
+
+// extraBelow is the number of extra entries on hosts below h.
+func (v *Solver) extraBelow(h topology.HostID) int {
+	lo, hi := 0, len(v.extra)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if v.extra[m].h < h {
+			lo = m + 1
+		} else {
+			hi = m
 		}
 	}
-	return n
+	return lo
 }
 
 func (v *Solver) writePlan(plan *Plan, d topology.DomainID) {

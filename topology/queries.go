@@ -2,6 +2,7 @@ package topology
 
 import (
 	"math/bits"
+	"slices"
 
 	"github.com/bits-and-blooms/bitset"
 )
@@ -281,12 +282,15 @@ func (s *State) NominationOf(id JobID) (Nomination, bool) {
 }
 
 // AppendNominees appends the jobs holding nominations, ascending, to dst.
+// O(nomination slots · log), not O(jobs).
 func (s *State) AppendNominees(dst []JobID) []JobID {
-	for j := range s.jobs {
-		if s.jobs[j].nom >= 0 {
-			dst = append(dst, JobID(j))
+	n := len(dst)
+	for i := range s.noms {
+		if s.noms[i].live {
+			dst = append(dst, s.noms[i].Job)
 		}
 	}
+	slices.Sort(dst[n:])
 	return dst
 }
 

@@ -123,7 +123,7 @@ type mode func(c *Cluster, sc *Scenario) (*Answer, error)
 // modes are the implemented modes; pending are the modes of the format that
 // later versions implement.
 var (
-	modes   = map[string]mode{ModePlace: place}
+	modes   = map[string]mode{ModePlace: place, ModePreempt: preemptAnswer, ModeDefrag: defragAnswer}
 	pending = []string{ModePreempt, ModeDefrag}
 )
 

@@ -27,8 +27,10 @@
 // implicit level below them (a request may require it). A host's path has one
 // label per level; gpus (0…64) is required, model, cpuMilli and memoryMiB are
 // optional (a missing cpuMilli or memoryMiB means no limit). Version, if
-// given, is 1. Mode is "place", "preempt" or "defrag"; only "place" is
-// implemented. maxMoves (default 8, defrag only) bounds a defrag plan.
+// given, is 1. Mode is "place", "preempt" or "defrag". maxMoves (default 8,
+// defrag only, ≥ 0) bounds a defrag plan: running jobs that are movable and
+// preemptible may move, each once, keeping their requiredLevel, pod shapes
+// and GPU model, to make room for the request (package defrag).
 //
 // Running jobs: names unique and non-empty; priority defaults to 0,
 // preemptible to false, movable to true; requiredLevel is the job's own
@@ -60,9 +62,13 @@
 // Every key is always present, lists as [] (never null). Pods are in rank
 // order, gpus are host GPU indices. When fits is false, pods, victims and
 // moves are [] and reason says why. exact says whether the answer is proven
-// (always true for place). Victims (preempt) are job names sorted byte-wise;
+// (always true for place; for preempt, that no cheaper victim set exists).
+// Victims (preempt) are job names sorted byte-wise, and the pods are where
+// the request goes once they are gone (none when it fits as it is);
 // a move (defrag) is {"job", "pods"}: all of the job's pods after the move,
-// in its input order.
+// in its input order; moves are in execution order, the fewest that make
+// room (exact: proven the fewest), and the pods are where the request goes
+// once they are done.
 //
 // # Errors
 //

@@ -1,0 +1,51 @@
+package blink
+
+import (
+	"slices"
+
+	"github.com/blinksched/blink/preempt"
+)
+
+// Clone returns an independent copy of the engine: its State (State.Clone),
+// jobs, queue, timers, nominations and spares, with fresh scratch buffers.
+// The Config is shared, except that the built-in PreemptPlanner and
+// DefragPlanner are replaced by fresh ones (their scratch state is their
+// own); a custom Preempter or Defragmenter is shared: use the clones one at
+// a time if it keeps state. Specs are shared too; the engine never
+// writes them after Submit. For what-if runs, tests and benchmarks. O(GPUs +
+// jobs + pods).
+func (e *Engine) Clone() *Engine {
+	c := &Engine{cfg: e.cfg, s: e.s.Clone(), t: e.t, now: e.now, seq: e.seq,
+		free: slices.Clone(e.free), queue: slices.Clone(e.queue),
+		faulted: slices.Clone(e.faulted), requeued: slices.Clone(e.requeued),
+		nominees: slices.Clone(e.nominees), applyFailures: e.applyFailures}
+	c.jobs = make([]job, len(e.jobs))
+	for i := range e.jobs {
+		j := e.jobs[i]
+		j.minReq = slices.Clone(j.minReq)
+		j.oldPods = slices.Clone(j.oldPods)
+		c.jobs[i] = j
+	}
+	for k := range e.timers {
+		c.timers[k] = timerQueue{q: slices.Clone(e.timers[k].q[e.timers[k].head:])}
+	}
+	c.sp = e.sp.clone()
+	// The built-in planners keep scratch state: each clone gets its own.
+	if p, ok := c.cfg.Preempter.(*PreemptPlanner); ok {
+		c.cfg.Preempter = &PreemptPlanner{Planner: preempt.Planner{Config: p.Planner.Config}}
+	}
+	if d, ok := c.cfg.Defragmenter.(*DefragPlanner); ok {
+		c.cfg.Defragmenter = &DefragPlanner{Config: d.Config}
+	}
+	return c
+}
+
+func (sp *spares) clone() spares {
+	c := spares{pol: sp.pol, isSpare: slices.Clone(sp.isSpare), eligible: slices.Clone(sp.eligible),
+		lo: sp.lo, dirty: slices.Clone(sp.dirty)}
+	for i := range sp.count {
+		c.count = append(c.count, slices.Clone(sp.count[i]))
+		c.isDirty = append(c.isDirty, slices.Clone(sp.isDirty[i]))
+	}
+	return c
+}

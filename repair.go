@@ -1,0 +1,372 @@
+package blink
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/blinksched/blink/placement"
+	"github.com/blinksched/blink/topology"
+)
+
+// Repair. A fault (HostFailed, GPUFailed) under a running job queues it; the
+// next Cycle finds replacements for its faulted pods — those on a failed or
+// draining host (topology.MoveJob re-places every pod, and a draining host
+// takes none) or using a failed GPU — inside the domain the job required
+// (the root if it required none), trying in turn:
+//
+//  1. spare hosts of that domain, evicting their filler: the spare bitset is
+//     scanned over the domain's host interval, so finding the spare costs
+//     O(hosts of the domain / 64) and the move O(pods of the job);
+//  2. free GPUs of that domain (placement.PlaceWithout scoped to it);
+//  3. GPUs of preemptible lower-priority jobs in that domain (at most
+//     Config.MaxRepairCandidates of them, lowest priority first; not for
+//     jobs without a required domain, which the queue can place anywhere):
+//     victims are the candidates whose GPUs the replacements take;
+//  4. none: the job leaves the State and is pending again (Requeued).
+//
+// Several faulted pods of one job are replaced together. A repair is applied
+// at once as one Delta — the victims' RemoveJob, then the job's MoveJob with
+// its full pod list, faulted pods replaced — so the victims are released
+// from the State immediately (their GPUs go to the repaired job; the
+// embedder evicts them before starting the replacements) and the job is
+// Repairing until Bound.
+
+// repairAll repairs the jobs faults hit since the last cycle, in report
+// order.
+func (e *Engine) repairAll() {
+	for _, ref := range e.faulted {
+		j := &e.jobs[ref.slot]
+		if j.gen != ref.gen || !j.faulted {
+			continue
+		}
+		j.faulted = false
+		if j.state.inState() && j.state != stEvicting {
+			e.repair(ref.slot)
+		}
+	}
+	e.faulted = e.faulted[:0]
+}
+
+// repairScratch holds one repair's working lists.
+type repairScratch struct {
+	pods    []topology.Pod // the job's pods, then its new pods
+	ranks   []int32        // faulted ranks
+	victims []topology.JobID
+	vpods   []topology.Pod
+	uses    []spareUse
+	cands   []topology.JobID
+	hpods   []topology.HostPod
+	ids     []JobID
+}
+
+type spareUse struct {
+	h        topology.HostID
+	avail    uint64
+	cpu, mem int32
+}
+
+func (e *Engine) repair(slot int32) {
+	rs := &e.rs
+	rs.pods = e.s.AppendJobPods(rs.pods[:0], topology.JobID(slot))
+	rs.ranks = rs.ranks[:0]
+	for i, p := range rs.pods {
+		if e.s.HostHealth(p.Host) != topology.Healthy || p.GPUs&e.s.HostFailedMask(p.Host) != 0 {
+			rs.ranks = append(rs.ranks, int32(i))
+		}
+	}
+	if len(rs.ranks) == 0 {
+		return // recovered since
+	}
+	j := &e.jobs[slot]
+	scope := j.domain
+	if e.sp.on() && e.fromSpares(slot, scope) {
+		e.repaired(slot, FromSpare)
+		return
+	}
+	if e.fromPlacement(slot, scope, nil) {
+		e.repaired(slot, FromFree)
+		return
+	}
+	if scope > 0 && e.repairCandidates(slot, scope) && e.fromPlacement(slot, scope, rs.cands) {
+		e.repaired(slot, FromPreemption)
+		return
+	}
+	if err := e.removeFromState(slot); err != nil {
+		e.failed("requeue a faulted job", err)
+		return
+	}
+	e.requeue(slot)
+	e.dec.Repairs = append(e.dec.Repairs, Repair{Job: e.id(slot), Requeued: true, Source: Rescheduled})
+}
+
+// fromSpares places the faulted pods on spare hosts of scope, first fit in
+// host order, and applies the repair; it reports whether it did.
+func (e *Engine) fromSpares(slot int32, scope topology.DomainID) bool {
+	rs := &e.rs
+	lo, hi := e.t.Hosts(scope)
+	rs.uses = rs.uses[:0]
+	next := lo
+	newPods := append(e.pods2[:0], rs.pods...)
+	e.pods2 = newPods
+	for _, r := range rs.ranks {
+		p := rs.pods[r]
+		placed := false
+		for k := range rs.uses {
+			if q, ok := rs.uses[k].take(p); ok {
+				newPods[r], placed = q, true
+				break
+			}
+		}
+		for !placed {
+			h := e.nextSpare(next, hi)
+			if h < 0 {
+				return false
+			}
+			next = h + 1
+			u, ok := e.spareUse(slot, h)
+			if !ok {
+				continue
+			}
+			rs.uses = append(rs.uses, u)
+			if q, ok := rs.uses[len(rs.uses)-1].take(p); ok {
+				newPods[r], placed = q, true
+			}
+		}
+	}
+	rs.victims = rs.victims[:0]
+	for _, u := range rs.uses {
+		if used := u.used(newPods, rs.ranks); used {
+			e.ids = e.s.AppendHostJobs(e.ids[:0], u.h)
+			for _, id := range e.ids {
+				if int32(id) != slot {
+					rs.victims = append(rs.victims, id)
+				}
+			}
+		}
+	}
+	slices.Sort(rs.victims)
+	rs.victims = slices.Compact(rs.victims)
+	return e.applyRepair(slot, newPods)
+}
+
+// nextSpare returns the first spare host in [from, hi), or -1.
+func (e *Engine) nextSpare(from, hi topology.HostID) topology.HostID {
+	w := e.sp.isSpare
+	for i := int(from); i < int(hi); {
+		word := w[i>>6] >> (uint(i) & 63)
+		if word == 0 {
+			i = (i | 63) + 1
+			continue
+		}
+		h := i + bits.TrailingZeros64(word)
+		if h >= int(hi) {
+			return -1
+		}
+		return topology.HostID(h)
+	}
+	return -1
+}
+
+// spareUse returns what spare host h offers the repair of job slot once its
+// other jobs (filler) are evicted.
+func (e *Engine) spareUse(slot int32, h topology.HostID) (spareUse, bool) {
+	if e.s.HostHealth(h) != topology.Healthy {
+		return spareUse{}, false
+	}
+	u := spareUse{h: h, avail: hostMask(e.t.HostGPUCount(h)) &^ e.s.HostFailedMask(h) &^ e.s.HostNominatedMask(h),
+		cpu: e.t.HostCPU(h), mem: e.t.HostMemory(h)}
+	e.rs.hpods = e.s.AppendHostPods(e.rs.hpods[:0], h)
+	for _, hp := range e.rs.hpods {
+		if int32(hp.Job) == slot { // the job's own pods stay (unless faulted, but the host is healthy)
+			u.avail &^= hp.GPUs
+			u.cpu -= hp.CPUMilli
+			u.mem -= hp.MemoryMiB
+			continue
+		}
+		if info, _ := e.s.JobInfo(hp.Job); !info.Preemptible {
+			return spareUse{}, false
+		}
+	}
+	return u, true
+}
+
+// take places pod p's shape on the spare, if it fits.
+func (u *spareUse) take(p topology.Pod) (topology.Pod, bool) {
+	k := p.NumGPUs()
+	if bits.OnesCount64(u.avail) < k || u.cpu < p.CPUMilli || u.mem < p.MemoryMiB {
+		return topology.Pod{}, false
+	}
+	m := lowBits(u.avail, k)
+	u.avail &^= m
+	u.cpu -= p.CPUMilli
+	u.mem -= p.MemoryMiB
+	p.Host, p.GPUs = u.h, m
+	return p, true
+}
+
+// used reports whether any replacement pod landed on the spare.
+func (u *spareUse) used(pods []topology.Pod, ranks []int32) bool {
+	for _, r := range ranks {
+		if pods[r].Host == u.h {
+			return true
+		}
+	}
+	return false
+}
+
+// fromPlacement places the faulted pods inside scope as if the jobs gone
+// (sorted) were not there, and applies the repair with the gone jobs the
+// replacements touch as victims; it reports whether it did.
+func (e *Engine) fromPlacement(slot int32, scope topology.DomainID, gone []topology.JobID) bool {
+	rs := &e.rs
+	j := &e.jobs[slot]
+	info, _ := e.s.JobInfo(topology.JobID(slot))
+	sets := e.sets[:0]
+	var last topology.Pod
+	for i, r := range rs.ranks {
+		p := rs.pods[r]
+		if i > 0 && p.NumGPUs() == last.NumGPUs() && p.Milli == last.Milli && p.CPUMilli == last.CPUMilli && p.MemoryMiB == last.MemoryMiB {
+			sets[len(sets)-1].Pods++
+			continue
+		}
+		sets = append(sets, placement.PodSet{Pods: 1, GPUs: int32(p.NumGPUs()), Milli: p.Milli, CPUMilli: p.CPUMilli, MemoryMiB: p.MemoryMiB})
+		last = p
+	}
+	e.sets = sets
+	req := placement.Request{Job: topology.JobID(slot), Priority: info.Priority, Preemptible: info.Preemptible,
+		HasEnd: info.HasEnd, End: info.End, Sets: sets, Exclusive: info.Exclusive, Models: j.spec.Models, Policy: j.spec.Policy}
+	ok, _, err := e.v.PlaceWithout(e.s, &req, scope, gone, &e.plan)
+	if err != nil || !ok {
+		return false
+	}
+	newPods := append(e.pods2[:0], rs.pods...)
+	for i, r := range rs.ranks {
+		newPods[r] = e.plan.Pods[i]
+	}
+	e.pods2 = newPods
+	rs.victims = rs.victims[:0]
+	if len(gone) == 0 {
+		return e.applyRepair(slot, newPods)
+	}
+	for _, p := range e.plan.Pods {
+		rs.hpods = e.s.AppendHostPods(rs.hpods[:0], p.Host)
+		for _, hp := range rs.hpods {
+			if _, isGone := slices.BinarySearch(gone, hp.Job); isGone && hp.GPUs&p.GPUs != 0 {
+				rs.victims = append(rs.victims, hp.Job)
+			}
+		}
+	}
+	slices.Sort(rs.victims)
+	rs.victims = slices.Compact(rs.victims)
+	if e.applyRepair(slot, newPods) {
+		return true
+	}
+	// CPU, memory or exclusivity may need the other gone jobs on those hosts.
+	rs.victims = rs.victims[:0]
+	for _, p := range e.plan.Pods {
+		e.ids = e.s.AppendHostJobs(e.ids[:0], p.Host)
+		for _, id := range e.ids {
+			if _, isGone := slices.BinarySearch(gone, id); isGone {
+				rs.victims = append(rs.victims, id)
+			}
+		}
+	}
+	slices.Sort(rs.victims)
+	rs.victims = slices.Compact(rs.victims)
+	return e.applyRepair(slot, newPods)
+}
+
+// repairCandidates lists in rs.cands the preemptible running jobs of lower
+// priority than job slot with pods in scope, ascending; it reports whether
+// there are any.
+func (e *Engine) repairCandidates(slot int32, scope topology.DomainID) bool {
+	rs := &e.rs
+	prio := e.jobs[slot].spec.Priority
+	if lo, hi := e.s.PreemptibleBelow(scope, prio); hi == 0 && lo == 0 {
+		return false
+	}
+	ep := e.nextMark()
+	rs.cands = rs.cands[:0]
+	lo, hi := e.t.Hosts(scope)
+	for h := lo; h < hi; h++ {
+		e.ids = e.s.AppendHostJobs(e.ids[:0], h)
+		for _, id := range e.ids {
+			if e.mark[id] == ep {
+				continue
+			}
+			e.mark[id] = ep
+			oj := &e.jobs[id]
+			if int32(id) != slot && oj.spec.Preemptible && oj.spec.Priority < prio && (oj.state == stRunning || oj.state == stAssumed) {
+				rs.cands = append(rs.cands, id)
+			}
+		}
+	}
+	if max := e.cfg.MaxRepairCandidates; len(rs.cands) > max {
+		slices.SortFunc(rs.cands, func(a, b topology.JobID) int {
+			if pa, pb := e.jobs[a].spec.Priority, e.jobs[b].spec.Priority; pa != pb {
+				return int(pa) - int(pb)
+			}
+			return int(a - b)
+		})
+		rs.cands = rs.cands[:max]
+		slices.Sort(rs.cands)
+	}
+	return len(rs.cands) > 0
+}
+
+// applyRepair applies the removal of rs.victims and the move of job slot to
+// newPods as one Delta; it reports whether the Delta applied.
+func (e *Engine) applyRepair(slot int32, newPods []topology.Pod) bool {
+	rs := &e.rs
+	ops := e.ops[:0]
+	rs.vpods = rs.vpods[:0]
+	for _, v := range rs.victims {
+		ops = append(ops, topology.RemoveJob(v))
+		rs.vpods = e.s.AppendJobPods(rs.vpods, v)
+	}
+	ops = append(ops, topology.MoveJob(topology.JobID(slot), newPods...))
+	e.ops = ops
+	if err := e.s.Apply(topology.Delta{Ops: ops}); err != nil {
+		return false
+	}
+	e.sp.touchPods(e, rs.vpods)
+	return true
+}
+
+// repaired records the state changes and the decision of a repair applied.
+func (e *Engine) repaired(slot int32, src RepairSource) {
+	rs := &e.rs
+	rs.ids = rs.ids[:0]
+	for _, v := range rs.victims {
+		e.releaseVictim(int32(v))
+		rs.ids = append(rs.ids, e.id(int32(v)))
+	}
+	j := &e.jobs[slot]
+	if j.state == stMoving {
+		e.leaveState(slot)
+		j.oldPods = j.oldPods[:0]
+	}
+	j.state = stRepairing
+	e.setDeadline(slot, tBind, e.cfg.BindTimeout)
+	if !j.spec.Preemptible {
+		e.sp.taken(e, e.pods2)
+	}
+	e.dec.Repairs = append(e.dec.Repairs, Repair{Job: e.id(slot), Pods: e.keepPods(e.pods2),
+		Ranks: e.keepI32(rs.ranks), Victims: e.keepIDs(rs.ids), Source: src})
+}
+
+// releaseVictim records that job slot left the State as a repair's victim:
+// it is evicting, already released.
+func (e *Engine) releaseVictim(slot int32) {
+	j := &e.jobs[slot]
+	j.faulted = false
+	if j.state == stEvicting {
+		j.state = stReleased // its preemptor still waits for Evicted
+		return
+	}
+	e.leaveState(slot)
+	j.oldPods = j.oldPods[:0]
+	j.state = stReleased
+	j.forJob = -1
+	e.setDeadline(slot, tEvict, e.cfg.EvictTimeout)
+}

@@ -1,0 +1,252 @@
+package blink
+
+import (
+	"slices"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// Spares. Each SparePolicy keeps Hosts spare hosts in every domain of its
+// level. A spare is a healthy host with no failed or nominated GPU that holds
+// only preemptible work (filler) or nothing; non-preemptible jobs never land
+// on one, because their placement requests carry the eligible-host bitset
+// kept here (the complement of the spares). A fault under a running gang
+// takes a spare in the gang's domain first, evicting its filler.
+//
+// The bookkeeping is incremental: a bitset of spare hosts, its complement,
+// and per policy a count of spares per domain. A host that fails, drains,
+// loses a GPU or is taken by a repair stops being a spare, and its domains
+// are marked dirty; so are domains where a job left hosts (they may hold a
+// new candidate) or a host recovered. Each Cycle rescans only dirty domains
+// that are short of spares, last host first, in order of preference (see
+// spareFull). A domain with no candidate stays short until something in it
+// changes.
+
+type spares struct {
+	pol      []SparePolicy // deepest level first
+	isSpare  []uint64      // bit h: host h is a spare
+	eligible []uint64      // complement of isSpare over the hosts; nil without policies
+	count    [][]int32     // per policy, spares per domain of its level (index d - lo)
+	lo       []topology.DomainID
+	isDirty  [][]bool
+	dirty    []spareRef
+	jobs     []topology.JobID // scratch
+	changed  bool             // the spare set changed since the engine last looked
+}
+
+type spareRef struct {
+	p int32
+	d topology.DomainID
+}
+
+func (sp *spares) on() bool { return sp.eligible != nil }
+
+func (sp *spares) init(e *Engine) {
+	t := e.t
+	for _, p := range e.cfg.Spares {
+		if p.Hosts > 0 {
+			sp.pol = append(sp.pol, p)
+		}
+	}
+	if len(sp.pol) == 0 {
+		return
+	}
+	slices.SortStableFunc(sp.pol, func(a, b SparePolicy) int { return int(b.Level) - int(a.Level) })
+	words := (t.NumHosts() + 63) / 64
+	sp.isSpare = make([]uint64, words)
+	sp.eligible = make([]uint64, words)
+	for h := 0; h < t.NumHosts(); h++ {
+		sp.eligible[h>>6] |= 1 << (uint(h) & 63)
+	}
+	for i, p := range sp.pol {
+		lo, hi := t.LevelDomains(p.Level)
+		sp.lo = append(sp.lo, lo)
+		sp.count = append(sp.count, make([]int32, hi-lo))
+		sp.isDirty = append(sp.isDirty, make([]bool, hi-lo))
+		for d := lo; d < hi; d++ {
+			sp.markDirty(int32(i), d)
+		}
+	}
+	sp.refill(e)
+}
+
+// IsSpare reports whether host h is a spare.
+func (e *Engine) IsSpare(h topology.HostID) bool {
+	return e.sp.on() && h >= 0 && int(h) < e.t.NumHosts() && e.sp.spare(h)
+}
+
+// SpareCount returns the spare hosts in domain d.
+func (e *Engine) SpareCount(d topology.DomainID) int {
+	if !e.sp.on() {
+		return 0
+	}
+	lo, hi := e.t.Hosts(d)
+	n := 0
+	for h := lo; h < hi; h++ {
+		if e.sp.spare(h) {
+			n++
+		}
+	}
+	return n
+}
+
+func (sp *spares) spare(h topology.HostID) bool { return sp.isSpare[h>>6]&(1<<(uint(h)&63)) != 0 }
+
+func (sp *spares) markDirty(p int32, d topology.DomainID) {
+	i := d - sp.lo[p]
+	if !sp.isDirty[p][i] {
+		sp.isDirty[p][i] = true
+		sp.dirty = append(sp.dirty, spareRef{p, d})
+	}
+}
+
+func (sp *spares) designate(t *topology.Tree, h topology.HostID) {
+	sp.changed = true
+	sp.isSpare[h>>6] |= 1 << (uint(h) & 63)
+	sp.eligible[h>>6] &^= 1 << (uint(h) & 63)
+	for i, p := range sp.pol {
+		d := t.HostDomain(h, p.Level)
+		sp.count[i][d-sp.lo[i]]++
+	}
+}
+
+func (sp *spares) undesignate(t *topology.Tree, h topology.HostID) {
+	sp.changed = true
+	sp.isSpare[h>>6] &^= 1 << (uint(h) & 63)
+	sp.eligible[h>>6] |= 1 << (uint(h) & 63)
+	for i, p := range sp.pol {
+		d := t.HostDomain(h, p.Level)
+		sp.count[i][d-sp.lo[i]]--
+		sp.markDirty(int32(i), d)
+	}
+}
+
+// touch marks host h's domains dirty where they are short of spares.
+func (sp *spares) touch(t *topology.Tree, h topology.HostID) {
+	for i, p := range sp.pol {
+		d := t.HostDomain(h, p.Level)
+		if int(sp.count[i][d-sp.lo[i]]) < p.Hosts {
+			sp.markDirty(int32(i), d)
+		}
+	}
+}
+
+// touchPods touches the hosts of pods that left the State.
+func (sp *spares) touchPods(e *Engine, pods []topology.Pod) {
+	if !sp.on() {
+		return
+	}
+	last := topology.HostID(-1)
+	for _, p := range pods {
+		if p.Host != last {
+			sp.touch(e.t, p.Host)
+			last = p.Host
+		}
+	}
+}
+
+// hostChanged re-examines host h after a health change.
+func (sp *spares) hostChanged(e *Engine, h topology.HostID) {
+	if !sp.on() {
+		return
+	}
+	if sp.spare(h) {
+		if !sp.healthy(e, h) {
+			sp.undesignate(e.t, h)
+		}
+		return
+	}
+	sp.touch(e.t, h)
+}
+
+// taken notes that a non-preemptible job now has pods on the hosts of pods:
+// spares among them are consumed.
+func (sp *spares) taken(e *Engine, pods []topology.Pod) {
+	if !sp.on() {
+		return
+	}
+	for _, p := range pods {
+		if sp.spare(p.Host) {
+			sp.undesignate(e.t, p.Host)
+		}
+	}
+}
+
+func (sp *spares) healthy(e *Engine, h topology.HostID) bool {
+	return e.s.HostHealth(h) == topology.Healthy && e.s.HostFailedMask(h) == 0 && e.s.HostNominatedMask(h) == 0
+}
+
+// Spare preference, best first: a host fully used by filler (it keeps
+// running work and offers placement nothing, so best fit is not drawn to it
+// and non-preemptible requests rarely need the eligible-host restriction),
+// then an idle host, then a host partly used by filler.
+const (
+	spareNo = iota
+	spareFull
+	spareIdle
+	sparePartial
+	sparePasses = sparePartial
+)
+
+// candidate rates host h as a spare (spareNo: it may not be one).
+func (sp *spares) candidate(e *Engine, h topology.HostID) int {
+	if sp.spare(h) || !sp.healthy(e, h) {
+		return spareNo
+	}
+	if !e.s.HostHasPods(h) {
+		return spareIdle
+	}
+	sp.jobs = e.s.AppendHostJobs(sp.jobs[:0], h)
+	for _, id := range sp.jobs {
+		if !e.jobs[id].spec.Preemptible {
+			return spareNo
+		}
+	}
+	if e.s.HostFree(h) == 0 {
+		return spareFull
+	}
+	return sparePartial
+}
+
+// refill designates spares in the dirty domains short of them.
+func (sp *spares) refill(e *Engine) {
+	if len(sp.dirty) == 0 {
+		return
+	}
+	// Deepest policies first, so a rack's spares count for its SU's pool
+	// before the SU designates its own.
+	slices.SortFunc(sp.dirty, func(a, b spareRef) int {
+		if a.p != b.p {
+			return int(a.p - b.p)
+		}
+		return int(a.d - b.d)
+	})
+	for _, ref := range sp.dirty {
+		p := &sp.pol[ref.p]
+		i := ref.d - sp.lo[ref.p]
+		sp.isDirty[ref.p][i] = false
+		lo, hi := e.t.Hosts(ref.d)
+		for pass := 1; pass <= sparePasses && int(sp.count[ref.p][i]) < p.Hosts; pass++ {
+			for h := hi - 1; h >= lo && int(sp.count[ref.p][i]) < p.Hosts; h-- {
+				if sp.candidate(e, h) == pass {
+					sp.designate(e.t, h)
+				}
+			}
+		}
+	}
+	sp.dirty = sp.dirty[:0]
+}
+
+// eligibleFor returns the eligible-host bitset for a job's requests: nil
+// (every host) for preemptible jobs or without spares.
+func (sp *spares) eligibleFor(j *job) []uint64 {
+	if !sp.on() || j.spec.Preemptible {
+		return nil
+	}
+	return sp.eligible
+}
+
+// shortOf returns how many spares domain d of policy p lacks (for tests).
+func (sp *spares) shortOf(p int, d topology.DomainID) int {
+	return max(0, sp.pol[p].Hosts-int(sp.count[p][d-sp.lo[p]]))
+}
