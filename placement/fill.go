@@ -252,14 +252,20 @@ func (v *Solver) fillFrom(cl topology.Level, cs []cand, want int64) int64 {
 // need pods, in one pass without buffers.
 func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (int32, bool) {
 	lo, hi := v.childRange(d, cl)
-	if v.exact && v.sliceS == 1 && v.r.Policy == BestFit && len(v.extra) == 0 {
+	// Domains ordered by the histograms alone (whole-GPU pods, no nominated
+	// or released GPUs in play: capacity is histCap, exact or a bound) are
+	// compared in one tight pass, or read from the root index.
+	if v.sliceS == 1 && v.r.Policy == BestFit && len(v.extra) == 0 && len(v.rel) == 0 && v.set.GPUs > 0 && v.set.Milli == 0 {
 		switch {
 		case cl == v.hl:
-			return v.bestHostExact(lo, hi, need)
+			if v.exact {
+				return v.bestHostExact(lo, hi, need)
+			}
 		case d == 0 && need == 1 && v.anyModel && hi-lo > wideFanout:
 			return v.wideBest()
+		default:
+			return v.bestDomainExact(lo, hi, need)
 		}
-		return v.bestDomainExact(lo, hi, need)
 	}
 	best := cand{idx: -1}
 	for c := lo; c < hi; c++ {
