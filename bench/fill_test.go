@@ -3,27 +3,15 @@ package bench
 import (
 	"bytes"
 	"fmt"
+	"github.com/blinksched/blink/internal/testkit"
 	"math"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/blinksched/blink/topology"
 )
 
 // testSeed returns the seed of randomized tests: BLINK_SEED if set, else 1.
-func testSeed(t *testing.T) uint64 {
-	t.Helper()
-	seed := uint64(1)
-	if v := os.Getenv("BLINK_SEED"); v != "" {
-		var err error
-		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
-			t.Fatalf("BLINK_SEED=%q: %v", v, err)
-		}
-	}
-	t.Logf("seed %d (set BLINK_SEED to override)", seed)
-	return seed
-}
+func testSeed(t *testing.T) uint64 { return testkit.Seed(t, 1) }
 
 func TestFillLoads(t *testing.T) {
 	seed := testSeed(t)

@@ -2,46 +2,18 @@ package placement_test
 
 import (
 	"fmt"
+	"github.com/blinksched/blink/internal/testkit"
 	"math/bits"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
-	"github.com/stretchr/testify/require"
 )
 
 // Random inputs for the oracle and loop tests. Every randomized test logs its
 // seed; BLINK_SEED replays it and BLINK_STEPS scales the number of steps.
-
-// testSeed returns BLINK_SEED if set, else a fixed seed (CI is
-// deterministic; explore other seeds with BLINK_SEED), and logs it.
-func testSeed(t testing.TB) uint64 {
-	t.Helper()
-	if v := os.Getenv("BLINK_SEED"); v != "" {
-		s, err := strconv.ParseUint(v, 10, 64)
-		require.NoError(t, err, "BLINK_SEED")
-		t.Logf("seed %d (from BLINK_SEED)", s)
-		return s
-	}
-	s := uint64(1)
-	t.Logf("seed %d (try others with BLINK_SEED)", s)
-	return s
-}
-
-// testSteps returns BLINK_STEPS if set, else def.
-func testSteps(t testing.TB, def int) int {
-	t.Helper()
-	if v := os.Getenv("BLINK_STEPS"); v != "" {
-		n, err := strconv.Atoi(v)
-		require.NoError(t, err, "BLINK_STEPS")
-		return n
-	}
-	return def
-}
 
 // pick returns one of xs at random.
 func pick[T any](rng *rand.Rand, xs ...T) T { return xs[rng.IntN(len(xs))] }
@@ -320,3 +292,6 @@ func describe(s *topology.State, r *placement.Request) string {
 	}
 	return b.String()
 }
+
+func testSeed(t testing.TB) uint64        { return testkit.Seed(t, 1) }
+func testSteps(t testing.TB, def int) int { return testkit.Steps(t, def) }

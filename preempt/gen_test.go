@@ -2,41 +2,17 @@ package preempt_test
 
 import (
 	"fmt"
+	"github.com/blinksched/blink/internal/testkit"
 	"math/bits"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
-	"github.com/stretchr/testify/require"
 )
 
 // Random clusters for the oracle tests. Every randomized test logs its seed;
 // BLINK_SEED replays it and BLINK_STEPS scales the number of instances.
-
-func testSeed(t testing.TB) uint64 {
-	t.Helper()
-	if v := os.Getenv("BLINK_SEED"); v != "" {
-		s, err := strconv.ParseUint(v, 10, 64)
-		require.NoError(t, err, "BLINK_SEED")
-		t.Logf("seed %d (from BLINK_SEED)", s)
-		return s
-	}
-	t.Logf("seed 1 (try others with BLINK_SEED)")
-	return 1
-}
-
-func testSteps(t testing.TB, def int) int {
-	t.Helper()
-	if v := os.Getenv("BLINK_STEPS"); v != "" {
-		n, err := strconv.Atoi(v)
-		require.NoError(t, err, "BLINK_STEPS")
-		return n
-	}
-	return def
-}
 
 func pick[T any](rng *rand.Rand, xs ...T) T { return xs[rng.IntN(len(xs))] }
 
@@ -241,3 +217,6 @@ func genRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID, set
 	r.Policy = placement.Policy(rng.IntN(3))
 	return r
 }
+
+func testSeed(t testing.TB) uint64        { return testkit.Seed(t, 1) }
+func testSteps(t testing.TB, def int) int { return testkit.Steps(t, def) }
