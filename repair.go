@@ -9,10 +9,9 @@ import (
 )
 
 // Repair. A fault (HostFailed, GPUFailed) under a running job queues it; the
-// next Cycle finds replacements for its faulted pods — those on a failed or
-// draining host (topology.MoveJob re-places every pod, and a draining host
-// takes none) or using a failed GPU — inside the domain the job required
-// (the root if it required none), trying in turn:
+// next Cycle finds replacements for its faulted pods — those on a failed host
+// or using a failed GPU; pods on draining hosts stay — inside the domain the
+// job required (the root if it required none), trying in turn:
 //
 //  1. spare hosts of that domain, evicting their filler: the spare bitset is
 //     scanned over the domain's host interval, so finding the spare costs
@@ -25,8 +24,8 @@ import (
 //  4. none: the job leaves the State and is pending again (Requeued).
 //
 // Several faulted pods of one job are replaced together. A repair is applied
-// at once as one Delta — the victims' RemoveJob, then the job's MoveJob with
-// its full pod list, faulted pods replaced — so the victims are released
+// at once as one Delta — the victims' RemoveJob, then the job's ReplacePods
+// of the faulted ranks (the other pods are not touched) — so the victims are released
 // from the State immediately (their GPUs go to the repaired job; the
 // embedder evicts them before starting the replacements) and the job is
 // Repairing until Bound.
@@ -51,6 +50,7 @@ func (e *Engine) repairAll() {
 type repairScratch struct {
 	pods    []topology.Pod // the job's pods, then its new pods
 	ranks   []int32        // faulted ranks
+	repl    []topology.Pod // the replacements of the faulted ranks
 	victims []topology.JobID
 	vpods   []topology.Pod
 	uses    []spareUse
@@ -70,7 +70,7 @@ func (e *Engine) repair(slot int32) {
 	rs.pods = e.s.AppendJobPods(rs.pods[:0], topology.JobID(slot))
 	rs.ranks = rs.ranks[:0]
 	for i, p := range rs.pods {
-		if e.s.HostHealth(p.Host) != topology.Healthy || p.GPUs&e.s.HostFailedMask(p.Host) != 0 {
+		if e.s.HostHealth(p.Host) == topology.Failed || p.GPUs&e.s.HostFailedMask(p.Host) != 0 {
 			rs.ranks = append(rs.ranks, int32(i))
 		}
 	}
@@ -324,7 +324,11 @@ func (e *Engine) applyRepair(slot int32, newPods []topology.Pod) bool {
 		ops = append(ops, topology.RemoveJob(v))
 		rs.vpods = e.s.AppendJobPods(rs.vpods, v)
 	}
-	ops = append(ops, topology.MoveJob(topology.JobID(slot), newPods...))
+	rs.repl = rs.repl[:0] // only the faulted ranks move: O(levels) per replaced pod
+	for _, r := range rs.ranks {
+		rs.repl = append(rs.repl, newPods[r])
+	}
+	ops = append(ops, topology.ReplacePods(topology.JobID(slot), rs.ranks, rs.repl...))
 	e.ops = ops
 	if err := e.s.Apply(topology.Delta{Ops: ops}); err != nil {
 		return false

@@ -68,6 +68,8 @@ func (s *State) apply(op *Op) error {
 		return s.setHostHealthChecked(op.Host, op.Health)
 	case OpSetDomainHealth:
 		return s.setDomainHealth(op.Domain, op.Health)
+	case OpReplacePods:
+		return s.replacePods(op.Job, op.Ranks, op.Pods)
 	}
 	return fmt.Errorf("%w: unknown operation kind %d", ErrInvalid, op.Kind)
 }
@@ -82,7 +84,7 @@ func (s *State) needsJournal(d *Delta) bool {
 	switch op.Kind {
 	case OpAddJob:
 		return len(op.Pods) > 1 || s.jobs[op.Job].nom >= 0
-	case OpMoveJob:
+	case OpMoveJob, OpReplacePods:
 		return true
 	}
 	return false
@@ -98,7 +100,7 @@ func (s *State) reserve(d *Delta) error {
 	for i := range d.Ops {
 		op := &d.Ops[i]
 		switch op.Kind {
-		case OpAddJob, OpRemoveJob, OpMoveJob, OpNominate, OpCancelNomination:
+		case OpAddJob, OpRemoveJob, OpMoveJob, OpReplacePods, OpNominate, OpCancelNomination:
 			id := op.Job
 			if op.Kind == OpNominate {
 				id = op.Nomination.Job

@@ -26,10 +26,16 @@ const (
 	OpSetHostHealth
 	// OpSetDomainHealth sets every host of Domain to Health.
 	OpSetDomainHealth
+	// OpReplacePods re-places the pods of Job at Ranks (strictly ascending)
+	// with Pods, pod i keeping the shape of the pod at Ranks[i]; the job's
+	// other pods stay (a repair of faulted pods: O(the job's pods) to find
+	// them, O(levels) per pod replaced).
+	OpReplacePods
 )
 
 var opNames = [...]string{"invalid op", "add job", "remove job", "move job", "nominate",
-	"cancel nomination", "expire nominations", "set GPU health", "set host health", "set domain health"}
+	"cancel nomination", "expire nominations", "set GPU health", "set host health", "set domain health",
+	"replace pods"}
 
 func (k OpKind) String() string {
 	if int(k) < len(opNames) {
@@ -44,6 +50,7 @@ type Op struct {
 	Job        JobID
 	Info       Job
 	Pods       []Pod
+	Ranks      []int32
 	Nomination Nomination
 	GPU        GPUID
 	Host       HostID
@@ -97,4 +104,9 @@ func SetHostHealth(h HostID, health Health) Op {
 // SetDomainHealth returns the operation setting the health of every host of d.
 func SetDomainHealth(d DomainID, h Health) Op {
 	return Op{Kind: OpSetDomainHealth, Domain: d, Health: h}
+}
+
+// ReplacePods returns the operation re-placing job id's pods at ranks.
+func ReplacePods(id JobID, ranks []int32, pods ...Pod) Op {
+	return Op{Kind: OpReplacePods, Job: id, Ranks: ranks, Pods: pods}
 }

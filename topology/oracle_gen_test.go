@@ -245,8 +245,10 @@ func (g *oracleGen) op(m *oracleModel) Op {
 		return g.addOp(m)
 	case x < 46:
 		return g.removeOp(m)
-	case x < 55:
+	case x < 52:
 		return g.moveOp(m)
+	case x < 55:
+		return g.replaceOp(m)
 	case x < 67:
 		return g.nominateOp(m)
 	case x < 70:
@@ -762,4 +764,47 @@ func oracleDelta(d Delta) string {
 		}
 	}
 	return b.String()
+}
+
+// replaceOp re-places a random subset of a live job's pods (sometimes
+// malformed: ranks out of order or range, a shape change).
+func (g *oracleGen) replaceOp(m *oracleModel) Op {
+	r := g.r
+	id, ok := g.liveID(m)
+	if !ok || r.IntN(20) == 0 {
+		return ReplacePods(JobID(r.IntN(int(g.ids))), []int32{0}, Pod{Host: 0})
+	}
+	j := m.jobs[id]
+	var ranks []int32
+	var shapes []oracleShape
+	for i, p := range j.pods {
+		if r.IntN(2) == 0 || i == len(j.pods)-1 && len(ranks) == 0 {
+			ranks = append(ranks, int32(i))
+			shapes = append(shapes, oracleShape{gpus: len(oracleBits(p.GPUs)), milli: p.Milli, cpu: p.CPUMilli, mem: p.MemoryMiB})
+		}
+	}
+	without := m.clone() // the replaced pods are released before the new ones are taken
+	var kept []Pod
+	for i, p := range j.pods {
+		if !slices.Contains(ranks, int32(i)) {
+			kept = append(kept, p)
+		}
+	}
+	without.jobs[id].pods = kept
+	pods := g.place(without, id, &j.info, shapes, nil)
+	for i := range pods {
+		if r.IntN(5) == 0 { // stay where it is
+			pods[i] = j.pods[ranks[i]]
+		}
+	}
+	switch r.IntN(15) {
+	case 0:
+		ranks = append(ranks, ranks[0])
+		pods = append(pods, pods[0])
+	case 1:
+		ranks[len(ranks)-1] = int32(len(j.pods))
+	case 2:
+		pods[r.IntN(len(pods))].CPUMilli++
+	}
+	return ReplacePods(id, ranks, pods...)
 }

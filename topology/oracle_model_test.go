@@ -320,6 +320,49 @@ func (m *oracleModel) moveJob(id JobID, pods []Pod) error {
 	return nil
 }
 
+// replacePods re-places the pods at ranks: those pods are released, the
+// others stay, then each replacement is checked and taken in turn.
+func (m *oracleModel) replacePods(id JobID, ranks []int32, pods []Pod) error {
+	j := m.jobs[id]
+	if j == nil {
+		return oracleStalef("job %d absent", id)
+	}
+	if len(ranks) != len(pods) || len(ranks) == 0 {
+		return oracleInvalidf("%d ranks, %d pods", len(ranks), len(pods))
+	}
+	listed := map[int32]bool{}
+	for i, r := range ranks {
+		if r < 0 || int(r) >= len(j.pods) || i > 0 && r <= ranks[i-1] {
+			return oracleInvalidf("ranks %v", ranks)
+		}
+		o, p := j.pods[r], pods[i]
+		if len(oracleBits(o.GPUs)) != len(oracleBits(p.GPUs)) || o.Milli != p.Milli ||
+			o.CPUMilli != p.CPUMilli || o.MemoryMiB != p.MemoryMiB {
+			return oracleInvalidf("pod %d changes shape", r)
+		}
+		listed[r] = true
+	}
+	all := j.pods
+	j.pods = nil
+	for r, p := range all {
+		if !listed[int32(r)] {
+			j.pods = append(j.pods, p)
+		}
+	}
+	for i, p := range pods {
+		if err := m.checkPod(id, &j.info, p); err != nil {
+			return fmt.Errorf("pod %d: %w", ranks[i], err)
+		}
+		j.pods = append(j.pods, p)
+	}
+	out := append([]Pod(nil), all...)
+	for i, r := range ranks {
+		out[r] = pods[i]
+	}
+	j.pods = out
+	return nil
+}
+
 func (m *oracleModel) nominate(n Nomination) error {
 	if m.noms[n.Job] != nil {
 		return oracleStalef("job %d holds a nomination", n.Job)
@@ -371,6 +414,8 @@ func (m *oracleModel) op(op *Op) error {
 		return nil
 	case OpMoveJob:
 		return m.moveJob(op.Job, op.Pods)
+	case OpReplacePods:
+		return m.replacePods(op.Job, op.Ranks, op.Pods)
 	case OpNominate:
 		return m.nominate(op.Nomination)
 	case OpCancelNomination:
@@ -424,7 +469,7 @@ func (m *oracleModel) op(op *Op) error {
 // oracleOpJob returns the job id an operation names, if it names one.
 func oracleOpJob(op *Op) (JobID, bool) {
 	switch op.Kind {
-	case OpAddJob, OpRemoveJob, OpMoveJob, OpCancelNomination:
+	case OpAddJob, OpRemoveJob, OpMoveJob, OpReplacePods, OpCancelNomination:
 		return op.Job, true
 	case OpNominate:
 		return op.Nomination.Job, true

@@ -79,7 +79,7 @@ type oracleRun struct {
 type oracleStats struct {
 	trees, maxGPUs     int
 	accepted, rejected int
-	ops                [OpSetDomainHealth + 1][2]int // per kind: in accepted, in rejected Deltas
+	ops                [OpReplacePods + 1][2]int // per kind: in accepted, in rejected Deltas
 	pods, maxPods      int                           // pods over accepted steps, most at once
 	noms               int                           // nominations over accepted steps
 }
@@ -89,7 +89,7 @@ func (st *oracleStats) String() string {
 	fmt.Fprintf(&b, "%d Deltas accepted, %d rejected; mean %.1f pods (max %d), %.1f nominations; per op kind accepted/rejected:",
 		st.accepted, st.rejected, float64(st.pods)/float64(max(1, st.accepted)), st.maxPods,
 		float64(st.noms)/float64(max(1, st.accepted)))
-	for k := OpAddJob; k <= OpSetDomainHealth; k++ {
+	for k := OpAddJob; k <= OpReplacePods; k++ {
 		fmt.Fprintf(&b, " %s %d/%d,", k, st.ops[k][0], st.ops[k][1])
 	}
 	return b.String()
@@ -107,7 +107,7 @@ func (st *oracleStats) count(d Delta, s *State, ok bool) {
 		st.rejected++
 	}
 	for _, op := range d.Ops {
-		if op.Kind >= OpAddJob && op.Kind <= OpSetDomainHealth {
+		if op.Kind >= OpAddJob && op.Kind <= OpReplacePods {
 			st.ops[op.Kind][i]++
 		}
 	}

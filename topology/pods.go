@@ -8,6 +8,21 @@ import (
 // placePod writes a validated pod of job id at rank, links it after pod slot
 // prev of the same job (-1: first), and returns its slot.
 func (s *State) placePod(id JobID, info *Job, rank int32, p Pod, prev int32) int32 {
+	slot := s.podFree
+	s.w32(&s.podFree, s.pods[slot].jnext)
+	s.w32(&s.nPods, s.nPods+1)
+	s.putAt(slot, id, info, rank, p, -1)
+	if prev >= 0 {
+		r := s.pods[prev]
+		r.jnext = slot
+		s.wPod(prev, r)
+	}
+	return slot
+}
+
+// putAt writes pod p of job id at rank into slot (whose job-list successor is
+// jnext): takes its resources on its host and links it there.
+func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p Pod, jnext int32) {
 	t := s.t
 	h := p.Host
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
@@ -27,32 +42,10 @@ func (s *State) placePod(id JobID, info *Job, rank int32, p Pod, prev int32) int
 	case !info.Exclusive && info.Preemptible:
 		s.addPre(h, info.Priority, int32(bits.OnesCount64(p.GPUs)))
 	}
-	slot := s.podFree
-	s.w32(&s.podFree, s.pods[slot].jnext)
-	s.w32(&s.nPods, s.nPods+1)
-	rec := podRec{Pod: p, job: id, rank: rank, jnext: -1}
+	rec := podRec{Pod: p, job: id, rank: rank, jnext: jnext}
 	rec.next = s.linkOnHost(h, slot, id, rank)
 	s.wPod(slot, rec)
-	if prev >= 0 {
-		r := s.pods[prev]
-		r.jnext = slot
-		s.wPod(prev, r)
-	}
 	s.commit(h)
-	return slot
-}
-
-// gpuMilli is GPU g's free milli: FullGPU when unused, the stored value when
-// partly used, else 0. milli[g] is meaningful only while g is partly used, so
-// whole-GPU pods never write it.
-func (s *State) gpuMilli(g int) uint16 {
-	switch {
-	case testBit(s.unused, g):
-		return FullGPU
-	case testBit(s.partial, g):
-		return s.milli[g]
-	}
-	return 0
 }
 
 // takeMilli sets the free milli of the host's one GPU in mask m to v.
@@ -108,6 +101,15 @@ func (s *State) unlinkFromHost(h HostID, slot int32) {
 // releasePod frees pod slot of a live job and returns the slot to the free
 // list.
 func (s *State) releasePod(slot int32) {
+	s.unplace(slot)
+	s.wPod(slot, podRec{job: -1, next: -1, jnext: s.podFree})
+	s.w32(&s.podFree, slot)
+	s.w32(&s.nPods, s.nPods-1)
+}
+
+// unplace gives pod slot's resources back to its host and unlinks it from
+// the host; the slot keeps its record and its place in the job's list.
+func (s *State) unplace(slot int32) {
 	t := s.t
 	p := s.pods[slot]
 	h := p.Host
@@ -132,9 +134,6 @@ func (s *State) releasePod(slot int32) {
 	case info.Preemptible:
 		s.addPre(h, info.Priority, -int32(bits.OnesCount64(p.GPUs)))
 	}
-	s.wPod(slot, podRec{job: -1, next: -1, jnext: s.podFree})
-	s.w32(&s.podFree, slot)
-	s.w32(&s.nPods, s.nPods-1)
 	s.commit(h)
 }
 
@@ -188,4 +187,58 @@ func (s *State) moveJob(id JobID, pods []Pod) error {
 	rec.first, rec.last = first, last
 	s.wJob(id, rec)
 	return nil
+}
+
+// replacePods re-places the pods of job id at the given ranks (strictly
+// ascending) with pods (pod i keeping the shape of the pod at ranks[i]); the
+// job's other pods stay as they are — on a draining host too.
+func (s *State) replacePods(id JobID, ranks []int32, pods []Pod) error {
+	if !s.present(id) {
+		return fmt.Errorf("%w: job %d not present", ErrStale, id)
+	}
+	rec := s.jobs[id]
+	if len(ranks) != len(pods) || len(ranks) == 0 {
+		return fmt.Errorf("%w: %d ranks and %d pods", ErrInvalid, len(ranks), len(pods))
+	}
+	slots := s.replaceSlots[:0]
+	k := 0
+	for p := rec.first; p >= 0 && k < len(ranks); p = s.pods[p].jnext {
+		r := s.pods[p].rank
+		if r == ranks[k] {
+			old, nw := &s.pods[p].Pod, &pods[k]
+			if old.NumGPUs() != nw.NumGPUs() || old.Milli != nw.Milli || old.CPUMilli != nw.CPUMilli || old.MemoryMiB != nw.MemoryMiB {
+				return fmt.Errorf("%w: pod %d changes shape", ErrInvalid, r)
+			}
+			slots = append(slots, p)
+			k++
+		}
+	}
+	s.replaceSlots = slots
+	if k != len(ranks) {
+		return fmt.Errorf("%w: ranks must be strictly ascending and below the job's %d pods", ErrInvalid, rec.n)
+	}
+	for _, slot := range slots { // release first: a replacement may reuse a GPU another one frees
+		s.unplace(slot)
+	}
+	info := &s.jobs[id].info
+	for i, slot := range slots {
+		if err := s.checkPod(id, info, &pods[i]); err != nil {
+			return fmt.Errorf("pod %d: %w", ranks[i], err)
+		}
+		s.putAt(slot, id, info, s.pods[slot].rank, pods[i], s.pods[slot].jnext)
+	}
+	return nil
+}
+
+// gpuMilli is GPU g's free milli: FullGPU when unused, the stored value when
+// partly used, else 0. milli[g] is meaningful only while g is partly used, so
+// whole-GPU pods never write it.
+func (s *State) gpuMilli(g int) uint16 {
+	switch {
+	case testBit(s.unused, g):
+		return FullGPU
+	case testBit(s.partial, g):
+		return s.milli[g]
+	}
+	return 0
 }

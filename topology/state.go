@@ -49,8 +49,9 @@ type State struct {
 	noms    []nomRec
 	nJobs   int32 // live jobs
 
-	jr      journal
-	touches *touchLog // allocated with the State; Clone starts a fresh log
+	jr           journal
+	replaceSlots []int32   // scratch of replacePods
+	touches      *touchLog // allocated with the State; Clone starts a fresh log
 }
 
 // agg is the derived data, kept incrementally; Check recomputes it.
