@@ -31,8 +31,9 @@
 //
 // # Deltas
 //
-// A Delta is an ordered list of operations (add, remove or move a job;
-// nominate, cancel, expire; set the health of a GPU, host or domain), plus
+// A Delta is an ordered list of operations (add, remove or move a job, or
+// re-place some of its pods; nominate, cancel, expire; set the health of a
+// GPU, host or domain), plus
 // optional per-host generation guards. Apply validates each operation against
 // the State as the previous operations left it; if anything fails it returns
 // an error wrapping ErrInvalid (malformed input) or ErrStale (a precondition
