@@ -80,8 +80,8 @@ type oracleStats struct {
 	trees, maxGPUs     int
 	accepted, rejected int
 	ops                [OpReplacePods + 1][2]int // per kind: in accepted, in rejected Deltas
-	pods, maxPods      int                           // pods over accepted steps, most at once
-	noms               int                           // nominations over accepted steps
+	pods, maxPods      int                       // pods over accepted steps, most at once
+	noms               int                       // nominations over accepted steps
 }
 
 func (st *oracleStats) String() string {
