@@ -162,8 +162,13 @@ func (p *Planner) freeDomains(goal Goal, plan *Plan) Outcome {
 				}
 				continue
 			}
-			if !p.domainCost(l, &it) || planned+it.moves > p.cfg.MaxMoves ||
-				p.cfg.MaxGPUsMoved > 0 && plannedGPUs+int64(it.gpus) > p.cfg.MaxGPUsMoved {
+			if planned+it.moves > p.cfg.MaxMoves {
+				if !p.cq.byMilli {
+					break // ordered by moves: no domain left fits the budget
+				}
+				continue
+			}
+			if !p.domainCost(l, &it) || p.cfg.MaxGPUsMoved > 0 && plannedGPUs+int64(it.gpus) > p.cfg.MaxGPUsMoved {
 				continue
 			}
 			planned += it.moves

@@ -62,8 +62,9 @@
 //     PlaceWithout tells whether the request fits with the subset gone; if
 //     so, the subset is moved out in every order (depth first), with up to
 //     m − |subset| helper moves of other movable jobs (nearest first, at
-//     most MaxHelpers) that make room for it. The first m with a plan is the
-//     fewest moves for the target; the cheapest subset at that m wins.
+//     most MaxHelpers) that make room for it, the cheapest helpers kept. The
+//     first m with a plan is the fewest moves for the target; the cheapest
+//     plan at that m wins, pruned by the best so far.
 //  4. A move's destination is found by PlaceWithout on the State as it is,
 //     as if the jobs moved so far and the job itself were gone, with the
 //     target's hosts closed (an eligible-host bitset). The solver does not
@@ -78,9 +79,8 @@
 //     one-move plan moves no more GPUs than the next target misses.
 //
 // Guarantee: in this model, with Result.Exact true, the plan has the fewest
-// moves and, among plans of that many moves whose helpers are tried
-// cheapest first, the fewest GPUs moved; and no fit means no plan of at most
-// K moves exists. Exact is false when a limit of the Config (targets,
+// moves and, among plans of that many moves, the fewest GPUs moved; and no
+// fit means no plan of at most K moves exists. Exact is false when a limit of the Config (targets,
 // candidates, helpers, work) or a destination not enumerated on a large
 // cluster may have hidden a better plan; the plan is valid either way. An
 // oracle test checks MakeRoom against a breadth-first search over States

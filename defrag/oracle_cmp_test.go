@@ -11,8 +11,8 @@ import (
 
 // TestMakeRoomOracle compares MakeRoom with the exhaustive oracle on random
 // small clusters (at most 5 movable jobs, K ≤ 3): same answer, the fewest
-// moves, and a plan that applies move by move with Check clean and every
-// moved job valid.
+// moves and then the fewest GPUs moved (when MakeRoom says Exact), and a
+// plan that applies move by move with Check clean and every moved job valid.
 func TestMakeRoomOracle(t *testing.T) {
 	seed := testSeed(t)
 	n := testSteps(t, 1000)
@@ -56,6 +56,9 @@ func TestMakeRoomOracle(t *testing.T) {
 		require.NoError(t, err, "instance %d (seed %d)\n%s", i, seed, picture(s, r, &plan))
 		if moves > 0 {
 			stats.withMoves++
+			if res.Exact {
+				require.Equal(t, gpus, plan.GPUs, "instance %d (seed %d): GPUs moved\n%s", i, seed, picture(s, r, &plan))
+			}
 			require.GreaterOrEqual(t, plan.GPUs, gpus)
 			if plan.GPUs == gpus {
 				stats.gpusEqual++

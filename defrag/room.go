@@ -55,6 +55,7 @@ type Planner struct {
 	lbWhole   int64
 	baseCap   int64
 	jobsBuf   []topology.JobID
+	entries   []jobHost
 	hjobs     []topology.JobID
 	goneBuf   []topology.JobID
 	moveGone  []topology.JobID
@@ -64,14 +65,16 @@ type Planner struct {
 	levelMax  []int64
 	levelTree *topology.Tree
 
-	small  bool // few hosts: destinations are enumerated exhaustively
-	memo   map[string]struct{}
-	keyBuf []byte
-	order  []int
-	dests  []destBuf
-	vhs    []vhost
-	vhHost []topology.HostID
-	groups []int
+	small    bool // few hosts: destinations are enumerated exhaustively
+	all      bool // rehome looks for the cheapest helpers, not the first
+	recorded bool // rehome recorded a plan
+	memo     map[string]struct{}
+	keyBuf   []byte
+	order    []int
+	dests    []destBuf
+	vhs      []vhost
+	vhHost   []topology.HostID
+	groups   []int
 
 	// compaction
 	c        *topology.State // the clone moves are applied to
