@@ -375,7 +375,7 @@ func TestPercentile(t *testing.T) {
 }
 
 // TestReplayOpenb replays the openb trace (BLINK_OPENB; skipped without it)
-// compressed 20,000 times, so that pods queue, and re-checks every decision
+// compressed 50,000 times, so that pods queue, and re-checks every decision
 // of its log with check.
 func TestReplayOpenb(t *testing.T) {
 	dir := os.Getenv("BLINK_OPENB")
@@ -390,7 +390,7 @@ func TestReplayOpenb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	Compress(pods, 20000)
+	Compress(pods, 50000)
 	c, err := openb.NewCluster(nodes, openb.Flat)
 	if err != nil {
 		t.Fatal(err)
