@@ -4,6 +4,7 @@
 //	blink whatif [-f FILE] < scenario.json    answer a scenario: where a request would go
 //	blink fgd -nodes FILE -pods FILE          the FGD paper's protocol on a trace: allocation as pods arrive
 //	blink replay -pods FILE -nodes FILE       replay a trace's arrivals and departures through placement
+//	blink scale -gpus 1M -shape nvl72          a seeded stream of arrivals and departures against the engine
 //
 // Run "blink help" for the list, "blink SUBCOMMAND -h" for a subcommand's flags.
 package main
@@ -15,6 +16,7 @@ import (
 
 	"github.com/blinksched/blink/bench/fgd"
 	"github.com/blinksched/blink/bench/replay"
+	"github.com/blinksched/blink/bench/scale"
 	"github.com/blinksched/blink/bench/whatif"
 )
 
@@ -31,6 +33,7 @@ var subcommands = []subcommand{
 	{"whatif", "answer a scenario (cluster, running jobs, request) with a plan, in JSON", whatif.Command},
 	{"fgd", "run the FGD paper's protocol on a node list and a pod list: GPU allocation as pods arrive", fgd.Command},
 	{"replay", "replay a pod list's arrivals and departures through placement: allocation, waiting, latency", replay.Command},
+	{"scale", "run a seeded stream of arrivals and departures against a loaded engine: decision latency per kind", scale.Command},
 }
 
 func main() {
