@@ -43,6 +43,7 @@ const (
 	modeCands  = iota // candidates: preemptible and of priority below the request's
 	modeAll           // every job (no-fit reasons: which non-candidates block)
 	modeMarked        // the jobs marked by Planner.markSet (verification)
+	modeBelow         // the candidates of priority below Planner.below
 )
 
 type podEnt struct {
@@ -68,9 +69,10 @@ type cand struct {
 	prio    int32
 	allowed bool  // a victim by the rules (modeAll marks the others blocked)
 	pre     bool  // preemptible
-	in      bool  // in the victim set V
 	gpus    int64 // GPUs its pods hold in the scope
 	lo, hi  int32 // slots[lo:hi]: indices of its hosts in the model
+	npods   int32 // its pods in the model
+	milli   int64 // the milli-GPUs they hold
 }
 
 type model struct {
@@ -80,6 +82,7 @@ type model struct {
 	hosts []hostRec
 	pods  []podEnt
 	cands []cand
+	in    []bool // per candidate: in the victim set V (apart from cands: hostCap's hot loop reads it)
 	slots []int32
 	caps  []int64 // caps[si*len(hosts)+k]: host k's capacity for set si under V
 	total []int64 // per set: Σ caps + rest
@@ -87,9 +90,19 @@ type model struct {
 	// restGPUs counts the other hosts' whole GPUs free for the request.
 	restGPUs int64
 	exact    bool // fits() is exactly placement's feasibility
-	remap    []int32
-	counts   []int32
-	spare    []cand // orderCands' other buffer
+	// With V empty (as built): the primary set's capacity per host and in
+	// all, and the whole GPUs free for the request (the greedy's bound
+	// reads them instead of emptying V again).
+	caps0  []int64
+	total0 int64
+	gpus0  int64
+	remap  []int32
+	// Hosts whose caps are stale (mark changed V there without
+	// recomputing them): dirtyAt[k] is set while k is listed in dirty.
+	dirty   []int32
+	dirtyAt []bool
+	counts  []int32
+	spare   []cand // orderCands' other buffer
 }
 
 // build makes the model of hosts [hlo, hhi) with the candidates of mode, all
@@ -101,7 +114,7 @@ func (m *model) build(p *Planner, hlo, hhi topology.HostID, mode int) {
 	m.rest = resize(m.rest, ns)
 	m.total = resize(m.total, ns)
 	clear(m.rest)
-	m.restGPUs = 0
+	m.restGPUs, m.gpus0 = 0, 0
 	m.exact = p.modelExact
 	p.candEpoch++
 	s := p.s
@@ -121,19 +134,36 @@ func (m *model) build(p *Planner, hlo, hhi topology.HostID, mode int) {
 					rec.fixed |= q.GPUs
 					continue
 				}
-				m.pods = append(m.pods, podEnt{cand: m.candOf(q.Job, mode), gpus: q.GPUs, milli: q.Milli,
+				ci := m.candOf(q.Job, mode)
+				m.pods = append(m.pods, podEnt{cand: ci, gpus: q.GPUs, milli: q.Milli,
 					cpu: q.CPUMilli, mem: q.MemoryMiB})
-				m.cands[m.pods[len(m.pods)-1].cand].gpus += int64(q.NumGPUs())
+				cd := &m.cands[ci]
+				cd.gpus += int64(q.NumGPUs())
+				cd.npods++
+				cd.milli += q.MilliGPU()
 			}
 			rec.hi = int32(len(m.pods))
 			if j, held := s.HostExclusive(h); held {
 				if !p.isCand(j, mode) {
+					for _, pe := range m.pods[rec.lo:rec.hi] {
+						cd := &m.cands[pe.cand]
+						cd.gpus -= int64(bits.OnesCount64(pe.gpus))
+						cd.npods--
+						cd.milli -= topology.Pod{GPUs: pe.gpus, Milli: pe.milli}.MilliGPU()
+					}
 					m.pods = m.pods[:rec.lo]
 					continue // held by a job that stays
 				}
 				rec.owner = m.candOf(j, mode)
 			}
 			if rec.hi > rec.lo {
+				if rec.owner < 0 {
+					used := rec.fixed
+					for i := rec.lo; i < rec.hi; i++ {
+						used |= m.pods[i].gpus
+					}
+					m.gpus0 += int64(bits.OnesCount64(rec.share &^ used))
+				}
 				m.hosts = append(m.hosts, rec)
 				continue
 			}
@@ -147,6 +177,19 @@ func (m *model) build(p *Planner, hlo, hhi topology.HostID, mode int) {
 		}
 	}
 	m.sortCands()
+	// A candidate whose pods the model holds all: its milli-GPUs are known
+	// (Planner.milli would walk its pods again).
+	for i := range m.cands {
+		cd := &m.cands[i]
+		if j := cd.id; p.milliEp[j] != p.jobEpoch && cd.npods == p.jobPods[j] {
+			p.milliEp[j], p.jobMilli[j] = p.jobEpoch, cd.milli
+		}
+	}
+	m.in = resize(m.in, len(m.cands))
+	clear(m.in)
+	m.dirtyAt = resize(m.dirtyAt, len(m.hosts))
+	clear(m.dirtyAt)
+	m.dirty = m.dirty[:0]
 	m.caps = resize(m.caps, ns*len(m.hosts))
 	copy(m.total, m.rest)
 	for k := range m.hosts {
@@ -156,6 +199,11 @@ func (m *model) build(p *Planner, hlo, hhi topology.HostID, mode int) {
 			m.total[si] += c
 		}
 	}
+	nh := len(m.hosts)
+	ps := p.primary
+	m.caps0 = append(m.caps0[:0], m.caps[ps*nh:(ps+1)*nh]...)
+	m.total0 = m.total[ps]
+	m.gpus0 += m.restGPUs
 }
 
 // candOf returns job j's candidate index, adding it on first sight.
@@ -272,7 +320,7 @@ func (m *model) orderCands() {
 // gone.
 func (m *model) hostCap(k, si int) int64 {
 	rec := &m.hosts[k]
-	if rec.owner >= 0 && !m.cands[rec.owner].in {
+	if rec.owner >= 0 && !m.in[rec.owner] {
 		return 0
 	}
 	p := m.p
@@ -280,7 +328,7 @@ func (m *model) hostCap(k, si int) int64 {
 	cpu, mem := rec.cpu, rec.mem
 	for i := rec.lo; i < rec.hi; i++ {
 		pe := &m.pods[i]
-		if m.cands[pe.cand].in {
+		if m.in[pe.cand] {
 			cpu += int64(pe.cpu)
 			mem += int64(pe.mem)
 			continue
@@ -302,12 +350,12 @@ func (m *model) freeGPUs() int64 {
 	n := m.restGPUs
 	for k := range m.hosts {
 		rec := &m.hosts[k]
-		if rec.owner >= 0 && !m.cands[rec.owner].in {
+		if rec.owner >= 0 && !m.in[rec.owner] {
 			continue
 		}
 		used := rec.fixed
 		for i := rec.lo; i < rec.hi; i++ {
-			if pe := &m.pods[i]; !m.cands[pe.cand].in {
+			if pe := &m.pods[i]; !m.in[pe.cand] {
 				used |= pe.gpus
 			}
 		}
@@ -318,11 +366,11 @@ func (m *model) freeGPUs() int64 {
 
 // set puts candidate c in V (in) or takes it out, updating its hosts.
 func (m *model) set(c int, in bool) {
-	cd := &m.cands[c]
-	if cd.in == in {
+	if m.in[c] == in {
 		return
 	}
-	cd.in = in
+	m.in[c] = in
+	cd := &m.cands[c]
 	nh := len(m.hosts)
 	for _, k := range m.slots[cd.lo:cd.hi] {
 		for si := range m.total {
@@ -333,6 +381,79 @@ func (m *model) set(c int, in bool) {
 			}
 		}
 	}
+}
+
+// mark puts candidate c in V (in) or takes it out without recomputing its
+// hosts: they are listed dirty until flush. It returns the capacity of set
+// 0 on c's hosts that were not dirty yet, as last computed (what taking c
+// out can lose at most, beyond the dirty hosts' capacity).
+func (m *model) mark(c int, in bool) int64 {
+	m.in[c] = in
+	cd := &m.cands[c]
+	lost := int64(0)
+	for _, k := range m.slots[cd.lo:cd.hi] {
+		if !m.dirtyAt[k] {
+			m.dirtyAt[k] = true
+			m.dirty = append(m.dirty, k)
+			lost += m.caps[k]
+		}
+	}
+	return lost
+}
+
+// flush recomputes the dirty hosts, in host order.
+func (m *model) flush() {
+	if len(m.dirty) == 0 {
+		return
+	}
+	if len(m.dirty) > 1 {
+		slices.Sort(m.dirty)
+	}
+	nh := len(m.hosts)
+	for _, k := range m.dirty {
+		m.dirtyAt[k] = false
+		for si := range m.total {
+			i := si*nh + int(k)
+			if nw := m.hostCap(int(k), si); nw != m.caps[i] {
+				m.total[si] += nw - m.caps[i]
+				m.caps[i] = nw
+			}
+		}
+	}
+	m.dirty = m.dirty[:0]
+}
+
+// setRange puts candidates [lo, hi) in V (in) or takes them out, each host
+// recomputed once.
+func (m *model) setRange(lo, hi int, in bool) {
+	for c := lo; c < hi; c++ {
+		if m.in[c] != in {
+			m.mark(c, in)
+		}
+	}
+	m.flush()
+}
+
+// coversWithout reports whether every set is covered by the scope's
+// capacity less all of candidate c's hosts' (c's leaving V can lose no
+// more): then the model fits with c out of V, without toggling it. nh is
+// len(m.hosts).
+func (m *model) coversWithout(c, nh int) bool {
+	cd := &m.cands[c]
+	slots := m.slots[cd.lo:cd.hi]
+	for si := range m.total {
+		left := m.total[si] - m.p.sets[si].pods
+		if left < 0 {
+			return false
+		}
+		caps := m.caps[si*nh : (si+1)*nh]
+		for _, k := range slots {
+			if left -= caps[k]; left < 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // fits reports whether every pod set fits the scope with V gone (exactly
@@ -392,7 +513,7 @@ func (p *Planner) fracCap(pm int64, rec *hostRec, m *model) int64 {
 	if m != nil {
 		for i := rec.lo; i < rec.hi; i++ {
 			pe := &m.pods[i]
-			if !m.cands[pe.cand].in {
+			if !m.in[pe.cand] {
 				continue
 			}
 			for g := pe.gpus; g != 0; g &= g - 1 {

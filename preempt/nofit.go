@@ -73,7 +73,7 @@ func (p *Planner) noFit() Reason {
 		// Drop blockers not needed, latest (highest priority) first.
 		count, top := 0, -1
 		for b := c; b >= 0; b-- {
-			if m.cands[b].allowed || !m.cands[b].in {
+			if m.cands[b].allowed || !m.in[b] {
 				continue
 			}
 			m.set(b, false)

@@ -91,6 +91,7 @@ type Planner struct {
 	extraSum   []int64 // prefix sums of extra GPUs
 
 	mode      int
+	below     int32 // modeBelow's priority edge
 	leafLevel topology.Level
 
 	// Per job id, stamped per call (jobEp) or per model (candEp).
@@ -98,6 +99,7 @@ type Planner struct {
 	jobEp     []uint32
 	jobPrio   []int32
 	jobPre    []bool
+	jobPods   []int32
 	milliEp   []uint32
 	jobMilli  []int64
 	candEpoch uint32
@@ -118,6 +120,8 @@ type Planner struct {
 	leafBuf []leafScope
 	prioBuf []int32
 	rkeys   []restKey
+	radixA  []radixKey
+	radixB  []radixKey
 
 	m, m2 model
 	ex    exSearch
@@ -282,6 +286,7 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 		p.jobEp = make([]uint32, n)
 		p.jobPrio = make([]int32, n)
 		p.jobPre = make([]bool, n)
+		p.jobPods = make([]int32, n)
 		p.milliEp = make([]uint32, n)
 		p.jobMilli = make([]int64, n)
 		p.candEp = make([]uint32, n)
@@ -389,6 +394,7 @@ func (p *Planner) load(j topology.JobID) {
 	}
 	info, _ := p.s.JobInfo(j)
 	p.jobEp[j], p.jobPrio[j], p.jobPre[j] = p.jobEpoch, info.Priority, info.Preemptible
+	p.jobPods[j] = int32(p.s.JobPodCount(j))
 }
 
 // info returns job j's priority and preemptibility.
@@ -412,6 +418,9 @@ func (p *Planner) isCand(j topology.JobID, mode int) bool {
 		return true
 	case modeMarked:
 		return p.markEp[j] == p.markEpoch
+	case modeBelow:
+		prio, pre := p.info(j)
+		return pre && prio < p.r.Priority && prio < p.below
 	}
 	prio, pre := p.info(j)
 	return pre && prio < p.r.Priority

@@ -36,8 +36,10 @@ import (
 // (PlaceWithout in the scope, as if the set were gone).
 
 // searchScope searches the scope of model m: domain dom, or host (≥ 0) under
-// it, and offers its answer.
-func (p *Planner) searchScope(m *model, dom topology.DomainID, host topology.HostID) {
+// it, and offers its answer. A partial model (of the candidates below some
+// priority) that does not reach the threshold returns false, and nothing is
+// noted: the caller models all candidates.
+func (p *Planner) searchScope(m *model, dom topology.DomainID, host topology.HostID, partial bool) bool {
 	n := len(m.cands)
 	end := 0
 	ok := false
@@ -46,18 +48,22 @@ func (p *Planner) searchScope(m *model, dom topology.DomainID, host topology.Hos
 		if p.found && prio > p.best.Priority {
 			break
 		}
+		from := end
 		for end < n && m.cands[end].prio == prio {
-			m.set(end, true)
 			end++
 		}
+		m.setRange(from, end, true)
 		if m.fits() && p.feasible(m, dom, host) {
 			ok = true
 			break
 		}
 	}
 	if !ok {
+		if partial {
+			return false
+		}
 		p.noteNear(m, dom, host, end)
-		return
+		return true
 	}
 	pstar := m.cands[end-1].prio
 
@@ -65,7 +71,14 @@ func (p *Planner) searchScope(m *model, dom topology.DomainID, host topology.Hos
 	forced := resize(p.flags, n)
 	p.flags = forced
 	nf, milliE := 0, int64(0)
+	nh := len(m.hosts)
 	for c := range end {
+		// Without c, a host of c keeps at least nothing: if the others
+		// cover every set even then, c is not forced (no need to toggle).
+		forced[c] = false
+		if m.coversWithout(c, nh) {
+			continue
+		}
 		m.set(c, false)
 		forced[c] = !m.fits()
 		m.set(c, true)
@@ -75,25 +88,34 @@ func (p *Planner) searchScope(m *model, dom topology.DomainID, host topology.Hos
 		}
 	}
 	if lb := (Cost{Priority: pstar, Victims: max(nf, 1), Milli: milliE}); p.found && !lb.Less(p.best) {
-		return
+		return true
 	}
 	rest := p.order[:0]
 	for c := range end {
 		if !forced[c] {
 			rest = append(rest, int32(c))
-			m.set(c, false)
 		}
 	}
 	p.order = rest
+	if nf == 0 && len(rest) > p.cfg.ExactVictims {
+		// V is rest already, as the greedy starts; its bound reads the
+		// capacities with V empty from the build.
+		p.greedy(m, dom, host, pstar, nf, milliE, rest, true)
+		return true
+	}
+	for _, c := range rest {
+		m.set(int(c), false)
+	}
 	if nf > 0 && m.fits() && p.feasible(m, dom, host) {
 		c := Cost{Priority: pstar, Victims: nf, Milli: milliE}
 		p.offer(m, dom, host, c, c)
-		return
+		return true
 	}
 	if len(rest) <= p.cfg.ExactVictims && p.exhaustive(m, dom, host, pstar, nf, milliE, rest) {
-		return
+		return true
 	}
-	p.greedy(m, dom, host, pstar, nf, milliE, rest)
+	p.greedy(m, dom, host, pstar, nf, milliE, rest, false)
+	return true
 }
 
 // feasible: the model fits (checked by the caller); where the model is only
@@ -109,7 +131,7 @@ func (p *Planner) feasible(m *model, dom topology.DomainID, host topology.HostID
 func (p *Planner) test(m *model, dom topology.DomainID, host topology.HostID) bool {
 	gone := p.gone[:0]
 	for i := range m.cands {
-		if m.cands[i].in {
+		if m.in[i] {
 			gone = append(gone, m.cands[i].id)
 		}
 	}
@@ -230,19 +252,28 @@ func (x *exSearch) reset() {
 
 // greedy: from V = forced ∪ rest, drop rest's candidates that are not
 // needed, fewest GPUs in the scope first (then most milli); offer the
-// irreducible set left, with a lower bound.
-func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, pstar int32, nf int, milliE int64, rest []int32) {
+// irreducible set left, with a lower bound. V is the forced set, or (all)
+// the forced set is empty and V is rest (then the model's V-empty figures
+// stand for the forced set's).
+func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, pstar int32, nf int, milliE int64, rest []int32, all bool) {
 	// The bound first, while V is the forced set: the missing pods, and what
 	// each candidate of rest could add at most (its hosts' gain with all of
 	// rest gone).
-	need := m.deficit()
 	nh := len(m.hosts)
 	ps := p.primary
 	gain := resize(p.keys, len(rest))
 	p.keys = gain
-	base := p.caps2(m, ps)
-	for _, c := range rest {
-		m.set(int(c), true)
+	var need int64
+	var base []int64
+	if all {
+		need = max(0, p.sets[ps].pods-m.total0)
+		base = m.caps0
+	} else {
+		need = m.deficit()
+		base = p.caps2(m, ps)
+		for _, c := range rest {
+			m.set(int(c), true)
+		}
 	}
 	for i, c := range rest {
 		g := int64(0)
@@ -257,10 +288,15 @@ func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, 
 		// In GPUs: the whole GPUs missing with the forced set gone, and
 		// what each candidate frees at most (its GPUs in the scope, all of
 		// a host it holds exclusively).
-		for _, c := range rest {
-			m.set(int(c), false)
+		var missing int64
+		if all {
+			missing = set.pods*set.gpus - m.gpus0
+		} else {
+			for _, c := range rest {
+				m.set(int(c), false)
+			}
+			missing = set.pods*set.gpus - m.freeGPUs()
 		}
-		missing := set.pods*set.gpus - m.freeGPUs()
 		held := resize(p.sortBuf, len(m.cands)) // per candidate: the exclusive hosts' GPUs
 		clear(held)
 		for k := range m.hosts {
@@ -273,8 +309,10 @@ func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, 
 		}
 		p.sortBuf = held
 		lbCount = max(lbCount, p.coverCount(gain, missing))
-		for _, c := range rest {
-			m.set(int(c), true)
+		if !all {
+			for _, c := range rest {
+				m.set(int(c), true)
+			}
 		}
 	}
 	lbMilli := milliE + p.cheapest(m, rest, lbCount)
@@ -285,19 +323,41 @@ func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, 
 		keys = append(keys, restKey{gpus: cd.gpus, milli: p.milli(cd.id), id: cd.id, c: c})
 	}
 	p.rkeys = keys
-	slices.SortFunc(keys, func(a, b restKey) int {
-		switch {
-		case a.gpus != b.gpus:
-			return cmp3(a.gpus, b.gpus)
-		case a.milli != b.milli:
-			return cmp3(b.milli, a.milli)
-		}
-		return cmp3(int64(a.id), int64(b.id))
-	})
-	for i := range keys {
-		rest[i] = keys[i].c
-	}
+	p.sortRest(keys, rest)
 	kept, milli := nf, milliE
+	if m.exact && len(m.total) == 1 {
+		// Drops the capacity left proves harmless are made without
+		// recomputing hosts (their caps are stale until the next exact
+		// step): taking c out loses at most the capacity of its hosts not
+		// already dirty. The others are decided exactly, as below.
+		low := m.total[0] // a lower bound on the total with the marks applied
+		need := p.sets[0].pods
+		for _, c := range rest {
+			cd := &m.cands[c]
+			bound := int64(0)
+			for _, k := range m.slots[cd.lo:cd.hi] {
+				if !m.dirtyAt[k] {
+					bound += m.caps[k]
+				}
+			}
+			if low-bound >= need {
+				low -= m.mark(int(c), false)
+				continue
+			}
+			m.flush()
+			m.set(int(c), false)
+			if m.fits() {
+				low = m.total[0]
+				continue
+			}
+			m.set(int(c), true)
+			low = m.total[0]
+			kept++
+			milli += p.milli(m.cands[c].id)
+		}
+		m.flush()
+		rest = rest[:0]
+	}
 	for _, c := range rest {
 		m.set(int(c), false)
 		if m.fits() && p.feasible(m, dom, host) {
@@ -322,6 +382,47 @@ type restKey struct {
 	c           int32
 }
 
+// sortRest writes to rest the candidates of keys in the greedy's order:
+// gpus ascending, then milli descending, then id. By radix on one packed
+// key when the three fit 64 bits and they are many, else by comparison.
+func (p *Planner) sortRest(keys []restKey, rest []int32) {
+	maxG, maxM, maxID := int64(0), int64(0), int64(0)
+	neg := false
+	for i := range keys {
+		k := &keys[i]
+		maxG, maxM, maxID = max(maxG, k.gpus), max(maxM, k.milli), max(maxID, int64(k.id))
+		neg = neg || k.gpus < 0 || k.milli < 0 || k.id < 0
+	}
+	bg, bm, bi := bits.Len64(uint64(maxG)), bits.Len64(uint64(maxM)), bits.Len64(uint64(maxID))
+	if len(keys) < 256 || neg || bg+bm+bi > 64 {
+		slices.SortFunc(keys, func(a, b restKey) int {
+			switch {
+			case a.gpus != b.gpus:
+				return cmp3(a.gpus, b.gpus)
+			case a.milli != b.milli:
+				return cmp3(b.milli, a.milli)
+			}
+			return cmp3(int64(a.id), int64(b.id))
+		})
+		for i := range keys {
+			rest[i] = keys[i].c
+		}
+		return
+	}
+	rk := resize(p.radixA, len(keys))
+	for i := range keys {
+		k := &keys[i]
+		rk[i] = radixKey{k: uint64(k.gpus)<<uint(bm+bi) | uint64(maxM-k.milli)<<uint(bi) | uint64(k.id), c: k.c}
+	}
+	sorted, other := radixSort(rk, p.radixB, bg+bm+bi)
+	for i := range sorted {
+		rest[i] = sorted[i].c
+	}
+	p.radixA, p.radixB = sorted, other
+}
+
+func slicesSortInt64(v []int64) { slices.Sort(v) }
+
 // caps2 copies the current capacities of set si per host of m.
 func (p *Planner) caps2(m *model, si int) []int64 {
 	nh := len(m.hosts)
@@ -336,7 +437,7 @@ func (p *Planner) coverCount(gain []int64, need int64) int {
 	}
 	g := append(p.sortBuf[:0], gain...)
 	p.sortBuf = g
-	slices.Sort(g)
+	p.sortInt64s(g)
 	sum := int64(0)
 	for i := len(g) - 1; i >= 0; i-- {
 		sum += g[i]
@@ -354,7 +455,7 @@ func (p *Planner) cheapest(m *model, rest []int32, k int) int64 {
 		g = append(g, p.milli(m.cands[c].id))
 	}
 	p.sortBuf = g
-	slices.Sort(g)
+	p.sortInt64s(g)
 	sum := int64(0)
 	for i := range min(k, len(g)) {
 		sum += g[i]

@@ -85,9 +85,25 @@ func (p *Planner) leaf(d topology.DomainID, lb Cost) {
 		}
 		lo, hi := p.t.Hosts(d)
 		p.bestModel = false
-		p.m.build(p, lo, hi, modeCands)
 		p.modelled++
-		p.searchScope(&p.m, d, -1)
+		if edge, ok := p.edgeOf(lb); ok && p.modelExact {
+			// The aggregates say the candidates below edge may suffice:
+			// model those only. The threshold then comes out the same
+			// as with all candidates (it takes priorities in ascending
+			// order, and the others stay out of V, as the jobs that
+			// stay), and so does everything after it, which only
+			// involves candidates up to the threshold. If they do not
+			// suffice, model all (only where the model is exact: the
+			// threshold then calls no placement, which would count
+			// against the budget twice).
+			p.below = edge
+			p.m.build(p, lo, hi, modeBelow)
+			if p.searchScope(&p.m, d, -1, true) {
+				return
+			}
+		}
+		p.m.build(p, lo, hi, modeCands)
+		p.searchScope(&p.m, d, -1, false)
 		return
 	}
 	lo, hi := p.t.Hosts(d)
@@ -112,8 +128,24 @@ func (p *Planner) leaf(d topology.DomainID, lb Cost) {
 		if len(p.m.cands) == 0 {
 			continue
 		}
-		p.searchScope(&p.m, d, h)
+		p.searchScope(&p.m, d, h, false)
 	}
+}
+
+// edgeOf is the priority below which candidates may suffice in a leaf of
+// bound lb: the upper edge of lb's priority bucket (lb.Priority is the
+// lower edge of the first bucket whose preemptible GPUs, with those of the
+// buckets below, cover the request), and false if that is the request's
+// priority or the bound has no priority (no restriction then).
+func (p *Planner) edgeOf(lb Cost) (int32, bool) {
+	if lb.Priority == NoPriority {
+		return 0, false
+	}
+	b := bucketOf(lb.Priority) + 1
+	if b > p.pb {
+		return 0, false
+	}
+	return lowPrio(b), true
 }
 
 // offer records victim set v (the candidates in V of m) found in scope
@@ -130,7 +162,7 @@ func (p *Planner) offer(m *model, dom topology.DomainID, host topology.HostID, c
 	p.lastJob = -1 // hostMayBeat's verdicts were against the old best
 	p.bestV = p.bestV[:0]
 	for i := range m.cands {
-		if m.cands[i].in {
+		if m.in[i] {
 			p.bestV = append(p.bestV, m.cands[i].id)
 		}
 	}

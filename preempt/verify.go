@@ -68,7 +68,7 @@ func (p *Planner) reducible() (topology.JobID, leafScope, bool) {
 		// It fits here: a victim with no pod here is not needed.
 		here := p.idBuf[:0]
 		for c := range m.cands {
-			if m.cands[c].in {
+			if m.in[c] {
 				here = append(here, m.cands[c].id)
 			}
 		}
@@ -82,7 +82,7 @@ func (p *Planner) reducible() (topology.JobID, leafScope, bool) {
 			}
 		}
 		for c := range m.cands {
-			if !m.cands[c].in {
+			if !m.in[c] {
 				continue
 			}
 			m.set(c, false)
