@@ -43,7 +43,7 @@ func (v *Solver) release(gone []topology.JobID) {
 	for i := range v.rel {
 		v.finishRel(&v.rel[i])
 	}
-	slices.SortFunc(v.rel, func(a, b relHost) int { return int(a.ov.h - b.ov.h) })
+	v.sortRel()
 	v.relSum = append(v.relSum[:0], [2]int64{})
 	for i := range v.rel { // prefix sums of the gains, for relGain's range queries
 		last := v.relSum[len(v.relSum)-1]
@@ -148,4 +148,22 @@ func (v *Solver) installRel() {
 		h := v.rel[i].ov.h
 		v.ovIdx[h], v.ovStamp[h] = int32(len(v.ov)-1), v.epoch
 	}
+}
+
+// sortRel orders the released hosts by host id. Entries are large (a host's
+// milli per GPU), so it sorts host ids, then copies each entry once.
+func (v *Solver) sortRel() {
+	if slices.IsSortedFunc(v.rel, func(a, b relHost) int { return int(a.ov.h - b.ov.h) }) {
+		return
+	}
+	v.relOrder = v.relOrder[:0]
+	for i := range v.rel {
+		v.relOrder = append(v.relOrder, int64(v.rel[i].ov.h)<<32|int64(i))
+	}
+	slices.Sort(v.relOrder)
+	v.relTmp = v.relTmp[:0]
+	for _, k := range v.relOrder {
+		v.relTmp = append(v.relTmp, v.rel[int32(k)])
+	}
+	v.rel, v.relTmp = v.relTmp, v.rel
 }

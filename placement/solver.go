@@ -61,6 +61,8 @@ type Solver struct {
 
 	rel      []relHost  // hosts of the jobs gone (PlaceWithout), sorted by host
 	relSum   [][2]int64 // prefix sums of rel's gains
+	relOrder []int64    // scratch of sortRel: host<<32 | index
+	relTmp   []relHost  // scratch of sortRel
 	relIdx   []int32    // per host: index into rel while building it
 	relStamp []uint32   // per host: relEpoch when relIdx is valid
 	relEpoch uint32
