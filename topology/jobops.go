@@ -51,11 +51,6 @@ func (s *State) ownSets(dst, sets []PodSet) []PodSet {
 	return append(dst, sets...)
 }
 
-// placePodsChecked validates and places pods in rank order.
-func (s *State) placePodsChecked(id JobID, pods []Pod) (first, last int32, err error) {
-	return s.placePods(id, pods, true)
-}
-
 // placePods places pods in rank order (validating each first if check),
 // returning the first and last pod slots.
 func (s *State) placePods(id JobID, pods []Pod, check bool) (first, last int32, err error) {

@@ -180,7 +180,7 @@ func (s *State) moveJob(id JobID, pods []Pod) error {
 	s.releasePods(id)
 	rec.first, rec.last = -1, -1
 	s.wJob(id, rec)
-	first, last, err := s.placePodsChecked(id, pods)
+	first, last, err := s.placePods(id, pods, true)
 	if err != nil {
 		return err
 	}
