@@ -13,9 +13,13 @@ func (s *State) setGPUHealth(g GPUID, h Health) error {
 	host := t.GPUHost(g)
 	lo, n := int(t.hostGPU[host]), t.HostGPUCount(host)
 	bit := uint64(1) << uint(int(g)-lo)
-	cur := getBits(s.failed, lo, n) &^ bit
+	old := getBits(s.failed, lo, n)
+	cur := old &^ bit
 	if h == Failed {
 		cur |= bit
+	}
+	if cur == old {
+		return nil // no change: the host's generation stays, as for host health
 	}
 	s.setBits(s.failed, lo, n, cur)
 	s.commit(host)
