@@ -25,11 +25,7 @@ const EngineLoad = 0.9
 // ≈100k GPUs a 90%-loaded 1M cluster has free: the small jobs all fit, and
 // the gangs only where a whole free rack, SU or block remains (at seed 1,
 // 86% of the 10k jobs bind).
-var PendingMix = []struct {
-	Name   string
-	Weight int
-	GPUs   int // whole GPUs per job; 0: a fraction (250, 500 or 750 milli)
-}{
+var PendingMix = []JobKind{
 	{"frac", 200, 0}, {"gpu1", 400, 1}, {"gpu2", 100, 2}, {"gpu4", 100, 4}, {"gpu8", 50, 8},
 	{"gang72", 60, 72}, {"gang144", 30, 144}, {"gang576", 25, 576}, {"gang1152", 15, 1152},
 	{"gang2304", 10, 2304}, {"gang4608", 6, 4608}, {"gang9216", 4, 9216},
@@ -48,6 +44,14 @@ func EngineConfig(t *topology.Tree, spares bool) blink.Config {
 	return cfg
 }
 
+// JobKind is one entry of a job mix: a name, a relative weight, and the
+// whole GPUs per job (0: a fraction of one GPU: 250, 500 or 750 milli).
+type JobKind struct {
+	Name   string
+	Weight int
+	GPUs   int
+}
+
 // PendingSpec draws one job of PendingMix. Priorities follow Fill's classes
 // (1, 10, 100, 1000 with weights 4:3:2:1; 1 and 10 preemptible). Single-pod
 // preemptible jobs are movable. Jobs give no expected run time: backfill
@@ -55,18 +59,27 @@ func EngineConfig(t *topology.Tree, spares bool) blink.Config {
 // placement's collectExtra, quadratic in the reservation's GPUs (see the
 // engine's README notes).
 func PendingSpec(t *topology.Tree, rng *rand.Rand) blink.JobSpec {
+	return DrawSpec(t, rng, PendingMix, false)
+}
+
+// DrawSpec draws one job of mix on tree t: a single pod up to a host's GPUs
+// (several whole-host pods beyond, below 64 GPUs), else a gang of whole-host
+// pods requiring the smallest level that holds it. Priorities follow Fill's
+// classes (1, 10, 100, 1000 with weights 4:3:2:1; 1 and 10 preemptible);
+// with productionGangs, gangs of 64 GPUs or more take 100 or 1000 (2:1).
+// Single-pod preemptible jobs are movable.
+func DrawSpec(t *topology.Tree, rng *rand.Rand, mix []JobKind, productionGangs bool) blink.JobSpec {
 	total := 0
-	for _, m := range PendingMix {
+	for _, m := range mix {
 		total += m.Weight
 	}
 	r := rng.IntN(total)
 	k := 0
-	for r >= PendingMix[k].Weight {
-		r -= PendingMix[k].Weight
+	for r >= mix[k].Weight {
+		r -= mix[k].Weight
 		k++
 	}
-	g := PendingMix[k].GPUs
-	host := t.MaxHostGPUs()
+	g, host := mix[k].GPUs, t.MaxHostGPUs()
 	var spec blink.JobSpec
 	switch {
 	case g == 0:
@@ -79,7 +92,11 @@ func PendingSpec(t *topology.Tree, rng *rand.Rand) blink.JobSpec {
 		spec.Sets = []placement.PodSet{{Pods: int32(g / host), GPUs: int32(host)}}
 		spec.Required = smallestLevel(t, g)
 	}
-	switch c := rng.IntN(10); {
+	c := rng.IntN(10)
+	if productionGangs && g >= 64 {
+		c = 7 + c%3
+	}
+	switch {
 	case c < 4:
 		spec.Priority, spec.Preemptible = 1, true
 	case c < 7:

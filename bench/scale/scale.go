@@ -11,7 +11,6 @@ import (
 
 	"github.com/blinksched/blink"
 	"github.com/blinksched/blink/bench"
-	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
 )
 
@@ -76,14 +75,20 @@ func (c Config) withDefaults() (Config, error) {
 // block or an HGX pod). Weights are per 10,000 jobs: gangs are 7.9% of jobs
 // but 98% of the GPUs asked for (≈100 of the ≈101 GPUs of a mean arrival).
 // A 200k-GPU gang never fits a 90%-loaded 1M cluster without preemption.
-var Mix = []struct {
-	Name   string
-	Weight int
-	GPUs   int // whole GPUs per job; 0: a fraction (250, 500 or 750 milli)
-}{
-	{"frac", 2400, 0}, {"gpu1", 4210, 1}, {"gpu2", 1200, 2}, {"gpu4", 900, 4}, {"gpu8", 500, 8},
-	{"gang72", 400, 72}, {"gang144", 200, 144}, {"gang576", 100, 576}, {"gang1152", 50, 1152},
-	{"gang4608", 20, 4608}, {"gang9216", 12, 9216}, {"gang36864", 6, 36864}, {"gang200k", 2, 200000},
+var Mix = []bench.JobKind{
+	{Name: "frac", Weight: 2400, GPUs: 0},
+	{Name: "gpu1", Weight: 4210, GPUs: 1},
+	{Name: "gpu2", Weight: 1200, GPUs: 2},
+	{Name: "gpu4", Weight: 900, GPUs: 4},
+	{Name: "gpu8", Weight: 500, GPUs: 8},
+	{Name: "gang72", Weight: 400, GPUs: 72},
+	{Name: "gang144", Weight: 200, GPUs: 144},
+	{Name: "gang576", Weight: 100, GPUs: 576},
+	{Name: "gang1152", Weight: 50, GPUs: 1152},
+	{Name: "gang4608", Weight: 20, GPUs: 4608},
+	{Name: "gang9216", Weight: 12, GPUs: 9216},
+	{Name: "gang36864", Weight: 6, GPUs: 36864},
+	{Name: "gang200k", Weight: 2, GPUs: 200000},
 }
 
 // Kind classifies a cycle by what it decided.
@@ -322,59 +327,7 @@ func (p *player) step(ev int32, h interface{ Write([]byte) (int, error) }) error
 // spec draws one arrival from Mix. Single pods take the fill's priority
 // classes (1, 10, 100, 1000 with weights 4:3:2:1; 1 and 10 preemptible, and
 // movable); gangs are production work: 100 or 1000 (2:1), never preemptible.
-func (p *player) spec() blink.JobSpec {
-	total := 0
-	for _, m := range Mix {
-		total += m.Weight
-	}
-	r := p.rng.IntN(total)
-	k := 0
-	for r >= Mix[k].Weight {
-		r -= Mix[k].Weight
-		k++
-	}
-	g, host := Mix[k].GPUs, p.t.MaxHostGPUs()
-	var spec blink.JobSpec
-	switch {
-	case g == 0:
-		spec.Sets = []placement.PodSet{{Pods: 1, GPUs: 1, Milli: int32(250 * (1 + p.rng.IntN(3)))}}
-	case g <= host:
-		spec.Sets = []placement.PodSet{{Pods: 1, GPUs: int32(g)}}
-	case g < 64:
-		spec.Sets = []placement.PodSet{{Pods: int32(g / host), GPUs: int32(host)}}
-	default:
-		spec.Sets = []placement.PodSet{{Pods: int32(g / host), GPUs: int32(host)}}
-		spec.Required = smallestLevel(p.t, g)
-	}
-	c := p.rng.IntN(10)
-	if g >= 64 {
-		c = 7 + c%3 // gangs are production work: 100 or 1000
-	}
-	switch {
-	case c < 4:
-		spec.Priority, spec.Preemptible = 1, true
-	case c < 7:
-		spec.Priority, spec.Preemptible = 10, true
-	case c < 9:
-		spec.Priority = 100
-	default:
-		spec.Priority = 1000
-	}
-	spec.Movable = spec.Preemptible && spec.Sets[0].Pods == 1
-	return spec
-}
-
-// smallestLevel is the deepest named level whose domains hold gpus GPUs
-// (0, none, above them all).
-func smallestLevel(t *topology.Tree, gpus int) topology.Level {
-	for l := t.HostLevel() - 1; l > 0; l-- {
-		lo, _ := t.LevelDomains(l)
-		if t.DomainGPUs(lo) >= gpus {
-			return l
-		}
-	}
-	return 0
-}
+func (p *player) spec() blink.JobSpec { return bench.DrawSpec(p.t, p.rng, Mix, true) }
 
 // giveUp cancels the jobs pending since Patience events or more.
 func (p *player) giveUp(ev int32) error {
