@@ -245,8 +245,3 @@ func (sp *spares) eligibleFor(j *job) []uint64 {
 	}
 	return sp.eligible
 }
-
-// shortOf returns how many spares domain d of policy p lacks (for tests).
-func (sp *spares) shortOf(p int, d topology.DomainID) int {
-	return max(0, sp.pol[p].Hosts-int(sp.count[p][d-sp.lo[p]]))
-}

@@ -472,13 +472,6 @@ func (m *model) deficit() int64 {
 	return max(0, m.p.sets[m.p.primary].pods-m.total[m.p.primary])
 }
 
-// clearV takes every candidate out of V.
-func (m *model) clearV() {
-	for c := range m.cands {
-		m.set(c, false)
-	}
-}
-
 // podsFit is how many pods of set si a host takes with whole GPUs share &^
 // used free (rec's usable GPUs no remaining pod uses), cpu and mem free. For
 // fractional sets it reads the host's free milli per GPU, plus what V's pods

@@ -15,12 +15,6 @@ type hostSum struct {
 	idle   bool   // usable, no pods, every GPU free
 }
 
-// usable: healthy and not held exclusively — the host can take new work of
-// any job.
-func (s *State) usable(h HostID) bool {
-	return s.hostFlags[h] == uint8(Healthy)
-}
-
 func (s *State) summarize(h HostID) hostSum {
 	var sum hostSum
 	lo := int(s.t.hostGPU[h])

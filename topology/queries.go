@@ -1,7 +1,6 @@
 package topology
 
 import (
-	"math/bits"
 	"slices"
 
 	"github.com/bits-and-blooms/bitset"
@@ -293,5 +292,3 @@ func (s *State) AppendNominees(dst []JobID) []JobID {
 	slices.Sort(dst[n:])
 	return dst
 }
-
-func popcount(m uint64) int { return bits.OnesCount64(m) }
