@@ -37,6 +37,7 @@ func (e *Engine) Clone() *Engine {
 	if d, ok := c.cfg.Defragmenter.(*DefragPlanner); ok {
 		c.cfg.Defragmenter = &DefragPlanner{Config: d.Config}
 	}
+	c.prepare()
 	return c
 }
 
@@ -48,4 +49,14 @@ func (sp *spares) clone() spares {
 		c.isDirty = append(c.isDirty, slices.Clone(sp.isDirty[i]))
 	}
 	return c
+}
+
+// prepare sizes the planners' per-host scratch now (placement.Solver.Prepare
+// and the like), so that the first Cycle of a new or cloned engine does not
+// allocate megabytes at a million GPUs.
+func (e *Engine) prepare() {
+	e.v.Prepare(e.t)
+	if d, ok := e.cfg.Defragmenter.(*DefragPlanner); ok {
+		d.Planner.Prepare(e.t)
+	}
 }

@@ -95,6 +95,7 @@ func New(s *topology.State, cfg Config) (*Engine, error) {
 		e.adopt(int32(id))
 	}
 	e.sp.init(e)
+	e.prepare()
 	return e, nil
 }
 

@@ -125,19 +125,32 @@ func smallestLevel(t *topology.Tree, gpus int) topology.Level {
 // EngineFixture returns an Engine over a clone of Loaded("nvl72", gpus,
 // EngineLoad, DefaultSeed) with EngineConfig(spares), its fill jobs adopted
 // as running, and pending jobs drawn from PendingMix with seed, submitted at
-// time 0. The caller owns it (clone it to reuse it).
+// time 0; the State has room for every pending pod (topology.State.Grow). The caller owns it (clone it to reuse it).
 func EngineFixture(gpus string, pending int, spares bool, seed uint64) (*blink.Engine, error) {
 	s, _, err := Loaded("nvl72", gpus, EngineLoad, DefaultSeed)
 	if err != nil {
 		return nil, err
 	}
-	e, err := blink.New(s.Clone(), EngineConfig(s.Tree(), spares))
+	rng := rand.New(rand.NewPCG(seed, 0x656e67696e65))
+	specs := make([]blink.JobSpec, pending)
+	pods := 0
+	for i := range specs {
+		specs[i] = PendingSpec(s.Tree(), rng)
+		for _, set := range specs[i].Sets {
+			pods += int(set.Pods)
+		}
+	}
+	// A running engine's tables have grown to their working size; a fresh
+	// State's have no room: without Grow the first cycle would pay for
+	// growing them.
+	st := s.Clone()
+	st.Grow(pods, pending)
+	e, err := blink.New(st, EngineConfig(s.Tree(), spares))
 	if err != nil {
 		return nil, fmt.Errorf("bench: engine fixture: %w", err)
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x656e67696e65))
-	for range pending {
-		if _, err := e.Submit(0, PendingSpec(s.Tree(), rng)); err != nil {
+	for _, spec := range specs {
+		if _, err := e.Submit(0, spec); err != nil {
 			return nil, fmt.Errorf("bench: engine fixture: %w", err)
 		}
 	}

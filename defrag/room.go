@@ -268,15 +268,7 @@ func (p *Planner) begin(s *topology.State, cfg Config) {
 		p.jobIdx = map[topology.JobID]int32{}
 		p.memo = map[string]struct{}{}
 	}
-	if p.eligTree != p.t {
-		words := (p.t.NumHosts() + 63) / 64
-		p.elig = make([]uint64, words)
-		for i := range p.elig {
-			p.elig[i] = ^uint64(0)
-		}
-		p.reqElig = make([]uint64, words)
-		p.eligTree = p.t
-	}
+	p.Prepare(p.t)
 	p.best.found = false
 	p.best.seq, p.best.pods = p.best.seq[:0], p.best.pods[:0]
 	p.seq, p.seqPods, p.seqJobs = p.seq[:0], p.seqPods[:0], p.seqJobs[:0]

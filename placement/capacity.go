@@ -130,10 +130,26 @@ func (v *Solver) upper(d topology.DomainID) int64 {
 				free += int64(s.FreeOfModel(d, m))
 			}
 		}
-		per := int64(topology.FullGPU / set.Milli)
-		return free*per + (s.SharedMilli(d)+gainMilli)/int64(set.Milli)
+		return free*int64(topology.FullGPU/set.Milli) + v.sharedCap(d, gainMilli)
 	}
 	return extra + v.histCap(d)
+}
+
+// sharedCap bounds the fractional pods of the current set that d's partly
+// used GPUs take: by their free milli in all, and — when no job gone returns
+// milli to them — by each GPU's bucket, at most ⌊(bucket's top)/milli⌋ pods
+// a GPU (topology.PartialGPUs).
+func (v *Solver) sharedCap(d topology.DomainID, gainMilli int64) int64 {
+	m := int64(v.set.Milli)
+	bound := (v.s.SharedMilli(d) + gainMilli) / m
+	if gainMilli != 0 {
+		return bound
+	}
+	n := int64(0)
+	for b, c := range v.s.PartialGPUs(d) {
+		n += int64(c) * v.perB[b]
+	}
+	return min(n, bound)
 }
 
 // histCap is Σ_k hist[k]·⌊k/g⌋ over d's acceptable models: the pods of g
@@ -213,6 +229,11 @@ func (v *Solver) setCurrent(si int) {
 	if set.GPUs > 0 {
 		for k := range v.t.MaxHostGPUs() + 1 {
 			v.perK[k] = int64(k / int(set.GPUs))
+		}
+	}
+	if set.Milli > 0 {
+		for b := range v.perB {
+			v.perB[b] = (int64(b+1)*topology.PartialBucketMilli - 1) / int64(set.Milli)
 		}
 	}
 	v.exact = set.GPUs > 0 && set.Milli == 0 && set.CPUMilli == 0 && set.MemoryMiB == 0 &&

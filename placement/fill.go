@@ -267,6 +267,18 @@ func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (
 			return v.bestDomainExact(lo, hi, need)
 		}
 	}
+	// One fractional pod at a wide root: the same choice as the scan below
+	// (capacities are upper's bounds, no early stop), from the root index.
+	if d == 0 && need == 1 && v.set.Milli > 0 && cl != v.hl && hi-lo > wideFanout && v.anyModel &&
+		v.sliceS == 1 && v.r.Policy == BestFit && len(v.extra) == 0 && len(v.rel) == 0 {
+		return v.wideBest()
+	}
+	return v.bestScan(cl, lo, hi, need)
+}
+
+// bestScan is bestChild's general case: every child's capacity (capOf), the
+// policy's order (better), stopping early at a choice none can beat.
+func (v *Solver) bestScan(cl topology.Level, lo, hi int32, need int64) (int32, bool) {
 	best := cand{idx: -1}
 	for c := lo; c < hi; c++ {
 		cp := v.capOf(cl, c)

@@ -29,6 +29,7 @@ type Solver struct {
 	sliceL topology.Level
 	sliceS int64
 	perK   [topology.MaxHostGPUs + 1]int64 // ⌊k/GPUs⌋ for whole-GPU sets
+	perB   [topology.PartialBuckets]int64  // fractional sets: pods a GPU of each partial bucket takes at most
 
 	extra []extraHost // GPUs nominated for others that this gang may take
 
@@ -144,15 +145,7 @@ func (v *Solver) PlaceWithout(s *topology.State, r *Request, scope topology.Doma
 // begin resets the per-call state.
 func (v *Solver) begin(s *topology.State, r *Request) {
 	t := s.Tree()
-	if v.t != t {
-		v.t = t
-		v.ovIdx = make([]int32, t.NumHosts())
-		v.ovStamp = make([]uint32, t.NumHosts())
-		v.relIdx = make([]int32, t.NumHosts())
-		v.relStamp = make([]uint32, t.NumHosts())
-		v.epoch, v.relEpoch = 0, 0
-		v.anyModel = false // modelOK belongs to the old tree: setModels must rebuild it
-	}
+	v.Prepare(t)
 	v.rel, v.gone, v.scope = v.rel[:0], nil, 0
 	v.reset() // no overlay yet: a fresh epoch, so no stamp left by an earlier call (or a zero stamp) matches
 	v.s, v.r, v.hl = s, r, t.HostLevel()

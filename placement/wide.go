@@ -2,17 +2,21 @@ package placement
 
 import "github.com/blinksched/blink/topology"
 
-// wideMin answers "the root's best child for one pod of g whole GPUs" (the
-// BestFit key: smallest capacity ≥ 1, then fewest free GPUs, then lowest
-// index) in O(1) when the root has many children, so that a one-pod decision
-// does not grow with the number of blocks. It is a tournament tree over the
-// level-1 domains, kept per GPU count and brought up to date from the State's
-// touch log: O(log children) per level-1 domain changed since the last call.
-// Used only when the histograms are exact and every model is acceptable.
+// wideMin answers "the root's best child for one pod of g whole GPUs, or of
+// milli of one GPU" (the BestFit key: smallest capacity ≥ 1, then fewest
+// free GPUs, then lowest index; capacities are those bestChild's scan uses,
+// from the aggregates alone) in O(1) when the root has many children, so
+// that a one-pod decision does not grow with the number of blocks. It is a
+// tournament tree over the level-1 domains, kept per GPU count (per milli
+// for fractions) and brought up to date from the State's touch log:
+// O(log children) per level-1 domain changed since the last call. Used only
+// when no nominated or released GPUs are in play and every model is
+// acceptable.
 type wideMin struct {
 	s     *topology.State
 	seq   uint64
 	g     int32
+	milli int32 // > 0: pods of milli of one GPU; capacities are upper's
 	lo    topology.DomainID
 	n     int
 	size  int
@@ -44,14 +48,17 @@ func (a wideKey) less(b wideKey) bool {
 
 // wideBest returns the root's best child for one pod of the current set.
 func (v *Solver) wideBest() (int32, bool) {
-	g := v.set.GPUs
-	for len(v.wide) <= int(g) {
+	idx, g, milli := int(v.set.GPUs), v.set.GPUs, v.set.Milli
+	if milli > 0 { // fractions after the GPU counts 0…MaxHostGPUs
+		idx = topology.MaxHostGPUs + int(milli)
+	}
+	for len(v.wide) <= idx {
 		v.wide = append(v.wide, nil)
 	}
-	w := v.wide[g]
+	w := v.wide[idx]
 	if w == nil {
-		w = &wideMin{g: g}
-		v.wide[g] = w
+		w = &wideMin{g: g, milli: milli}
+		v.wide[idx] = w
 	}
 	w.sync(v)
 	k := w.node[1]
@@ -93,7 +100,12 @@ func (w *wideMin) sync(v *Solver) {
 }
 
 func (w *wideMin) leaf(v *Solver, d topology.DomainID) wideKey {
-	c := v.histCap(d)
+	var c int64
+	if w.milli > 0 {
+		c = v.upper(d)
+	} else {
+		c = v.histCap(d)
+	}
 	if c < 1 {
 		return wideKey{idx: -1}
 	}

@@ -9,8 +9,8 @@ import (
 )
 
 // TestWideIndex compares the root index (wideBest) with a plain scan of the
-// root's children after every step of random Applies, rejected Deltas,
-// Clones and snapshot round trips.
+// root's children after every step of random Applies (whole GPUs and
+// fractions), rejected Deltas, Clones and snapshot round trips.
 func TestWideIndex(t *testing.T) {
 	seed := uint64(7)
 	t.Logf("seed %d", seed)
@@ -32,6 +32,16 @@ func TestWideIndex(t *testing.T) {
 			require.Equal(t, wok, gok, "g=%d", g)
 			require.Equal(t, want, got, "g=%d", g)
 		}
+		for _, m := range []int32{100, 250, 300, 500, 750} {
+			r := Request{Sets: []PodSet{{Pods: 1, GPUs: 1, Milli: m}}}
+			v.begin(s, &r)
+			v.setCurrent(0)
+			got, gok := v.wideBest()
+			lo, hi := tr.Children(0)
+			want, wok := v.bestScan(1, int32(lo), int32(hi), 1)
+			require.Equal(t, wok, gok, "milli=%d", m)
+			require.Equal(t, want, got, "milli=%d", m)
+		}
 	}
 	for step := range 3000 {
 		switch k := rng.IntN(10); {
@@ -39,7 +49,15 @@ func TestWideIndex(t *testing.T) {
 			var pods []topology.Pod
 			for range 1 + rng.IntN(3) {
 				h := topology.HostID(rng.IntN(tr.NumHosts()))
-				if m := s.HostFreeMask(h); m != 0 {
+				m := s.HostFreeMask(h)
+				lo, _ := tr.HostGPUs(h)
+				if g := rng.IntN(tr.HostGPUCount(h)); rng.IntN(2) == 0 && !s.GPUFailed(lo+topology.GPUID(g)) {
+					if milli := int32(50 * (1 + rng.IntN(19))); s.GPUMilli(lo+topology.GPUID(g)) >= int(milli) {
+						pods = append(pods, topology.Pod{Host: h, GPUs: 1 << g, Milli: milli})
+						continue
+					}
+				}
+				if m != 0 {
 					pods = append(pods, topology.Pod{Host: h, GPUs: m & -m})
 				}
 			}

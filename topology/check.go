@@ -212,6 +212,9 @@ func (s *State) checkDerived() error {
 	if i := firstDiff(s.hostShared, a.hostShared); i >= 0 {
 		return fmt.Errorf("check: host %s: %d shared milli, rebuild gives %d", s.t.HostName(HostID(i)), s.hostShared[i], a.hostShared[i])
 	}
+	if i := firstDiff(s.hostPart, a.hostPart); i >= 0 {
+		return fmt.Errorf("check: host %s: partly used GPUs by bucket %#x, rebuild gives %#x", s.t.HostName(HostID(i)), s.hostPart[i], a.hostPart[i])
+	}
 	if i := firstDiff(s.idleHostW, a.idleHostW); i >= 0 {
 		return fmt.Errorf("check: idle-host word %d = %#x, rebuild gives %#x", i, s.idleHostW[i], a.idleHostW[i])
 	}
@@ -220,7 +223,7 @@ func (s *State) checkDerived() error {
 		got, want []int32
 	}{{"free", s.domFree, a.domFree}, {"capacity", s.domCap, a.domCap}, {"idle hosts", s.domIdle, a.domIdle},
 		{"free by model", s.domModel, a.domModel}, {"histogram", s.domHist, a.domHist},
-		{"preemptible", s.domPre, a.domPre}} {
+		{"preemptible", s.domPre, a.domPre}, {"partly used GPUs", s.domPart, a.domPart}} {
 		if err := cmp(c.name, c.got, c.want); err != nil {
 			return err
 		}

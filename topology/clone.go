@@ -7,7 +7,9 @@ import (
 )
 
 // Clone returns an independent copy of the State (sharing the immutable
-// Tree): a copy of flat slices, for what-if planning. O(GPUs + pods).
+// Tree): a copy of flat slices, for what-if planning. O(GPUs + pods). The
+// copy keeps the job and pod tables' spare room (see Grow), so it takes as
+// many jobs and pods as the original without reallocating.
 func (s *State) Clone() *State {
 	c := &State{t: s.t, nm: s.nm, nb: s.nb, podFree: s.podFree, nPods: s.nPods, nJobs: s.nJobs, touches: &touchLog{}}
 	c.unused = slices.Clone(s.unused)
@@ -21,8 +23,8 @@ func (s *State) Clone() *State {
 	c.hostGen = slices.Clone(s.hostGen)
 	c.hostPods = slices.Clone(s.hostPods)
 	c.agg = s.agg.clone()
-	c.pods = slices.Clone(s.pods)
-	c.jobs = slices.Clone(s.jobs)
+	c.pods = append(make([]podRec, 0, cap(s.pods)), s.pods...)
+	c.jobs = append(make([]jobRec, 0, cap(s.jobs)), s.jobs...)
 	for i := range c.jobs {
 		c.jobs[i].info.Sets = slices.Clone(c.jobs[i].info.Sets)
 	}
@@ -39,6 +41,7 @@ func (a *agg) clone() agg {
 		hostFree:   slices.Clone(a.hostFree),
 		hostCap:    slices.Clone(a.hostCap),
 		hostShared: slices.Clone(a.hostShared),
+		hostPart:   slices.Clone(a.hostPart),
 		idleHostW:  slices.Clone(a.idleHostW),
 		domFree:    slices.Clone(a.domFree),
 		domCap:     slices.Clone(a.domCap),
@@ -47,6 +50,7 @@ func (a *agg) clone() agg {
 		domHist:    slices.Clone(a.domHist),
 		domPre:     slices.Clone(a.domPre),
 		domShared:  slices.Clone(a.domShared),
+		domPart:    slices.Clone(a.domPart),
 		idle:       make([]*bitset.BitSet, len(a.idle)),
 		idleW:      make([][]uint64, len(a.idleW)),
 	}

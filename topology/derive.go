@@ -18,6 +18,7 @@ func (s *State) derive() agg {
 		a.hostFree[h] = uint8(sum.free)
 		a.hostCap[h] = uint8(sum.cap)
 		a.hostShared[h] = uint16(sum.shared)
+		a.hostPart[h] = sum.part
 		if sum.idle {
 			a.idleHostW[hi>>6] |= 1 << (uint(hi) & 63)
 		}
@@ -30,6 +31,7 @@ func (s *State) derive() agg {
 			a.domHist[(d*nm+m)*nb+sum.free]++
 			a.domCap[d] += sum.cap
 			a.domShared[d] += int64(sum.shared)
+			addPart(a.domPart[int(d)*PartialBuckets:], 0, sum.part)
 			a.domIdle[d] += b2i(sum.idle)
 		}
 		s.derivePre(&a, h)

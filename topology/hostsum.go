@@ -12,6 +12,7 @@ type hostSum struct {
 	free   int32  // popcount(mask)
 	cap    int32  // healthy GPUs if the host is healthy
 	shared int32  // free milli on partly used GPUs, if usable
+	part   uint32 // partly used GPUs, if usable, by bucket (8 bits each)
 	idle   bool   // usable, no pods, every GPU free
 }
 
@@ -40,7 +41,9 @@ func (s *State) summarizeInto(h HostID, lo, n int, sum *hostSum) {
 	sum.idle = int(sum.free) == n && s.hostPods[h] < 0
 	if part := getBits(s.partial, lo, n) & avail; part != 0 {
 		for ; part != 0; part &= part - 1 {
-			sum.shared += int32(s.milli[lo+bits.TrailingZeros64(part)])
+			m := s.milli[lo+bits.TrailingZeros64(part)]
+			sum.shared += int32(m)
+			sum.part += 1 << (8 * (m / PartialBucketMilli))
 		}
 	}
 }
@@ -61,6 +64,7 @@ func (s *State) commit(h HostID) {
 		free:   int32(s.hostFree[h]),
 		cap:    int32(s.hostCap[h]),
 		shared: int32(s.hostShared[h]),
+		part:   s.hostPart[h],
 		idle:   s.idleHostW[i>>6]&(1<<(uint(i)&63)) != 0,
 	}
 	if old := getBits(s.freeW, lo, n); a.mask != old {
@@ -78,6 +82,9 @@ func (s *State) commit(h HostID) {
 	}
 	if a.shared != b.shared {
 		s.w16(&s.hostShared[h], uint16(a.shared))
+	}
+	if a.part != b.part {
+		s.wu32(&s.hostPart[h], a.part)
 	}
 	if a.idle != b.idle {
 		s.w64(&s.idleHostW[i>>6], s.idleHostW[i>>6]^1<<(uint(i)&63))
@@ -98,12 +105,13 @@ func (s *State) propagate(h HostID, b, a *hostSum) {
 	nm, nb := int32(s.nm), int32(s.nb)
 	dFree, dCap, dShared := a.free-b.free, a.cap-b.cap, int64(a.shared-b.shared)
 	dIdle := b2i(a.idle) - b2i(b.idle)
+	touched := dFree != 0 || dShared != 0 || a.part != b.part
 	parent, free, hist := t.domParent, s.domFree, s.domHist
 	for d := t.hostParent[h]; d >= 0; d = parent[d] {
+		if touched && parent[d] == 0 {
+			s.touch(d)
+		}
 		if dFree != 0 {
-			if parent[d] == 0 {
-				s.touch(d)
-			}
 			free[d] += dFree
 			if nm > 1 {
 				s.domModel[d*nm+m] += dFree
@@ -117,6 +125,9 @@ func (s *State) propagate(h HostID, b, a *hostSum) {
 		}
 		if dShared != 0 {
 			s.domShared[d] += dShared
+		}
+		if b.part != a.part {
+			addPart(s.domPart[int(d)*PartialBuckets:], b.part, a.part)
 		}
 		if dIdle != 0 {
 			s.addIdle(d, dIdle)

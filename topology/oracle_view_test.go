@@ -38,6 +38,7 @@ type oracleView struct {
 	domModel  [][]int   // [d][model]
 	domHist   [][][]int // [d][model][free]
 	domShared []int64
+	domPart   [][PartialBuckets]int32
 }
 
 // oraclePreHold: GPUs held by a preemptible job of priority prio.
@@ -56,7 +57,7 @@ func (m *oracleModel) view() *oracleView {
 		hostIdle: make([]bool, H), hostCPU: make([]int64, H), hostMem: make([]int64, H),
 		hostPods: make([][]HostPod, H), hostPre: make([][]oraclePreHold, H), hostJobs: make([][]JobID, H),
 		domHosts: make([][]HostID, D), domFree: make([]int, D), domCap: make([]int, D), domIdle: make([]int, D),
-		domModel: make([][]int, D), domHist: make([][][]int, D), domShared: make([]int64, D),
+		domModel: make([][]int, D), domHist: make([][][]int, D), domShared: make([]int64, D), domPart: make([][PartialBuckets]int32, D),
 	}
 	for g := range G {
 		v.milli[g] = FullGPU
@@ -157,11 +158,13 @@ func (m *oracleModel) viewDomains(v *oracleView) {
 		lo, hiG := t.HostGPUs(h)
 		healthy := m.health[h] == Healthy
 		cap, shared := 0, int64(0)
+		var part [PartialBuckets]int32
 		for g := lo; g < hiG; g++ {
 			if healthy && !m.failed[g] {
 				cap++
 				if v.hostExcl[h] < 0 && v.nominee[g] < 0 && v.milli[g] > 0 && v.milli[g] < FullGPU {
 					shared += int64(v.milli[g])
+					part[v.milli[g]*PartialBuckets/FullGPU]++
 				}
 			}
 		}
@@ -176,6 +179,9 @@ func (m *oracleModel) viewDomains(v *oracleView) {
 			v.domModel[d][model] += v.hostFree[h]
 			v.domHist[d][model][v.hostFree[h]]++
 			v.domShared[d] += shared
+			for b := range part {
+				v.domPart[d][b] += part[b]
+			}
 		}
 	}
 }
@@ -336,6 +342,8 @@ func oracleCompareDomains(s *State, m *oracleModel, v *oracleView, r func(int) i
 			return fmt.Errorf("DomainIdle(%d) = %v, oracle %d of %d hosts idle", d, s.DomainIdle(d), v.domIdle[d], len(v.domHosts[d]))
 		case s.SharedMilli(d) != v.domShared[d]:
 			return fmt.Errorf("SharedMilli(%d) = %d, oracle %d", d, s.SharedMilli(d), v.domShared[d])
+		case s.PartialGPUs(d) != v.domPart[d]:
+			return fmt.Errorf("PartialGPUs(%d) = %v, oracle %v", d, s.PartialGPUs(d), v.domPart[d])
 		}
 		for k := range nm {
 			if got := s.FreeOfModel(d, k); got != v.domModel[d][k] {

@@ -62,6 +62,7 @@ type agg struct {
 	hostFree   []uint8  // free GPUs per host
 	hostCap    []uint8  // healthy GPUs if the host is healthy
 	hostShared []uint16 // free milli on partly used GPUs, if usable
+	hostPart   []uint32 // partly used GPUs, if usable, by free-milli bucket: 8 bits a bucket
 	idleHostW  []uint64 // bit h: host h is idle (usable, no pods, all GPUs free)
 
 	domFree   []int32          // free GPUs
@@ -71,6 +72,7 @@ type agg struct {
 	domHist   []int32          // [(d*nm+m)*nb+k] hosts of model m with k free GPUs
 	domPre    []int32          // [d*prioBuckets+b] GPUs held by preemptible jobs of bucket b
 	domShared []int64          // free milli on partly used GPUs of usable hosts
+	domPart   []int32          // [d*PartialBuckets+b] partly used GPUs of usable hosts in bucket b
 	idle      []*bitset.BitSet // per level: bit i = domain LevelDomains(l).lo+i is idle
 	idleW     [][]uint64
 }
@@ -82,6 +84,7 @@ func newAgg(t *Tree, nm, nb int) agg {
 		hostFree:   make([]uint8, H),
 		hostCap:    make([]uint8, H),
 		hostShared: make([]uint16, H),
+		hostPart:   make([]uint32, H),
 		idleHostW:  make([]uint64, (H+63)/64),
 		domFree:    make([]int32, D),
 		domCap:     make([]int32, D),
@@ -89,6 +92,7 @@ func newAgg(t *Tree, nm, nb int) agg {
 		domHist:    make([]int32, D*nm*nb),
 		domPre:     make([]int32, D*prioBuckets),
 		domShared:  make([]int64, D),
+		domPart:    make([]int32, D*PartialBuckets),
 		idle:       make([]*bitset.BitSet, t.Levels()),
 		idleW:      make([][]uint64, t.Levels()),
 	}

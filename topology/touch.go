@@ -24,7 +24,7 @@ func (s *State) touch(d int32) {
 func (s *State) TouchSeq() uint64 { return s.touches.seq }
 
 // Touched appends to dst the level-1 domains (children of the root) whose
-// free GPUs or histograms changed since TouchSeq returned since, possibly with
+// free GPUs, histograms, shared milli or partly used GPUs changed since TouchSeq returned since, possibly with
 // repeats. ok is false when more changed than the log holds: the caller must
 // then recompute everything.
 func (s *State) Touched(since uint64, dst []DomainID) (_ []DomainID, ok bool) {
