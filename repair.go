@@ -353,7 +353,7 @@ func (e *Engine) repaired(slot int32, src RepairSource) {
 	j.state = stRepairing
 	e.setDeadline(slot, tBind, e.cfg.BindTimeout)
 	if !j.spec.Preemptible {
-		e.sp.taken(e, e.pods2)
+		e.sp.taken(e, rs.repl) // the other pods stay where they were
 	}
 	e.dec.Repairs = append(e.dec.Repairs, Repair{Job: e.id(slot), Pods: e.keepPods(e.pods2),
 		Ranks: e.keepI32(rs.ranks), Victims: e.keepIDs(rs.ids), Source: src})

@@ -19,8 +19,8 @@ import (
 // are marked dirty; so are domains where a job left hosts (they may hold a
 // new candidate) or a host recovered. Each Cycle rescans only dirty domains
 // that are short of spares, last host first, in order of preference (see
-// spareFull). A domain with no candidate stays short until something in it
-// changes.
+// spareFull), in one pass over the domain's hosts. A domain with no candidate
+// stays short until something in it changes.
 
 type spares struct {
 	pol      []SparePolicy // deepest level first
@@ -31,6 +31,7 @@ type spares struct {
 	isDirty  [][]bool
 	dirty    []spareRef
 	jobs     []topology.JobID // scratch
+	best     []ratedHost      // scratch of designateBest
 	changed  bool             // the spare set changed since the engine last looked
 }
 
@@ -185,24 +186,29 @@ const (
 	spareFull
 	spareIdle
 	sparePartial
-	sparePasses = sparePartial
 )
 
 // candidate rates host h as a spare (spareNo: it may not be one).
 func (sp *spares) candidate(e *Engine, h topology.HostID) int {
-	if sp.spare(h) || !sp.healthy(e, h) {
+	if sp.spare(h) {
 		return spareNo
 	}
-	if !e.s.HostHasPods(h) {
-		return spareIdle
-	}
-	sp.jobs = e.s.AppendHostJobs(sp.jobs[:0], h)
-	for _, id := range sp.jobs {
-		if !e.jobs[id].spec.Preemptible {
-			return spareNo
+	// Non-preemptible work rules most hosts out: check it first.
+	hasPods := e.s.HostHasPods(h)
+	if hasPods {
+		sp.jobs = e.s.AppendHostJobs(sp.jobs[:0], h)
+		for _, id := range sp.jobs {
+			if !e.jobs[id].spec.Preemptible {
+				return spareNo
+			}
 		}
 	}
-	if e.s.HostFree(h) == 0 {
+	switch {
+	case !sp.healthy(e, h):
+		return spareNo
+	case !hasPods:
+		return spareIdle
+	case e.s.HostFree(h) == 0:
 		return spareFull
 	}
 	return sparePartial
@@ -222,19 +228,49 @@ func (sp *spares) refill(e *Engine) {
 		return int(a.d - b.d)
 	})
 	for _, ref := range sp.dirty {
-		p := &sp.pol[ref.p]
 		i := ref.d - sp.lo[ref.p]
 		sp.isDirty[ref.p][i] = false
-		lo, hi := e.t.Hosts(ref.d)
-		for pass := 1; pass <= sparePasses && int(sp.count[ref.p][i]) < p.Hosts; pass++ {
-			for h := hi - 1; h >= lo && int(sp.count[ref.p][i]) < p.Hosts; h-- {
-				if sp.candidate(e, h) == pass {
-					sp.designate(e.t, h)
-				}
-			}
+		if short := sp.pol[ref.p].Hosts - int(sp.count[ref.p][i]); short > 0 {
+			sp.designateBest(e, ref.d, short)
 		}
 	}
 	sp.dirty = sp.dirty[:0]
+}
+
+// designateBest designates up to n spares in domain d, best rated first
+// (candidate), last host first within a rating: one pass over d's hosts,
+// remembering the best n seen.
+func (sp *spares) designateBest(e *Engine, d topology.DomainID, n int) {
+	best := sp.best[:0]
+	lo, hi := e.t.Hosts(d)
+	for h := hi - 1; h >= lo; h-- {
+		r := sp.candidate(e, h)
+		if r == spareNo || len(best) == n && r >= best[n-1].rating {
+			continue
+		}
+		// insert after the hosts rated the same or better (they come first:
+		// higher host ids were seen earlier)
+		k := len(best)
+		if k < n {
+			best = append(best, ratedHost{})
+		} else {
+			k--
+		}
+		for k > 0 && best[k-1].rating > r {
+			best[k] = best[k-1]
+			k--
+		}
+		best[k] = ratedHost{h, r}
+	}
+	for _, b := range best {
+		sp.designate(e.t, b.h)
+	}
+	sp.best = best
+}
+
+type ratedHost struct {
+	h      topology.HostID
+	rating int
 }
 
 // eligibleFor returns the eligible-host bitset for a job's requests: nil
