@@ -15,7 +15,9 @@
 // the slice level. Domain capacities come from the State's histograms. They
 // are exact when only whole GPUs are in play (no CPU, memory, eligibility,
 // exclusivity, fractions or nominations, and no earlier pod set of the gang
-// on the hosts); otherwise the histograms give an upper bound, which orders
+// on the hosts); otherwise the aggregates give an upper bound (for fractions:
+// whole free GPUs, plus partly used GPUs counted by their free-milli bucket,
+// topology.PartialGPUs), which orders
 // and prunes domains, while hosts are checked exactly (and, at the slice
 // level, domains are counted host by host) as pods are laid out: a domain
 // that holds fewer pods than its bound passes the rest on to the next

@@ -25,7 +25,8 @@
 // exclusively), per-host free counts and idleness, and per domain: free GPUs
 // (per model where models mix), healthy capacity, idle hosts, a histogram of
 // hosts by free GPUs (PodCapacity reads "how many g-GPU pods fit" from it),
-// free milli on shared GPUs, GPUs held by preemptible jobs per priority bucket,
+// free milli on shared GPUs and those GPUs by free-milli bucket (PartialGPUs),
+// GPUs held by preemptible jobs per priority bucket,
 // and per level a bitset of entirely idle domains. Check recomputes all
 // derived data from the primary data and reports the first difference.
 //
