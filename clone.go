@@ -56,6 +56,9 @@ func (sp *spares) clone() spares {
 // allocate megabytes at a million GPUs.
 func (e *Engine) prepare() {
 	e.v.Prepare(e.t)
+	if p, ok := e.cfg.Preempter.(*PreemptPlanner); ok {
+		p.Planner.Prepare(e.t)
+	}
 	if d, ok := e.cfg.Defragmenter.(*DefragPlanner); ok {
 		d.Planner.Prepare(e.t)
 	}

@@ -61,7 +61,17 @@
 // slices, placement is exact, and so is the model: the search then calls
 // placement once, for the answer's plan. Otherwise the model is a necessary
 // condition (it proves infeasibility) and placement (Solver.PlaceWithout, as
-// if the candidate set were gone) decides the rest.
+// if the candidate set were gone) decides the rest. Where the model is exact
+// and whole GPUs are asked for, hosts no candidate can change (a pod that
+// stays blocks them) join the model's constant rest with their candidate
+// pods unmodelled, and racks where no candidate holds a GPU are read from
+// the State's histograms without visiting their pods (modelhost.go); a
+// model of the whole cluster is then built job first, from the candidates'
+// pods rather than every host's (modeljobs.go). On a full cluster the
+// searches see a fraction of the candidates. The
+// greedy's bound counts, besides the victims needed, the milli-GPUs that
+// freeing the missing GPUs costs at least (milli.go), which on a full
+// cluster often proves the greedy's answer optimal.
 //
 // # Guarantees
 //

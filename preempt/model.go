@@ -117,71 +117,14 @@ func (m *model) build(p *Planner, hlo, hhi topology.HostID, mode int) {
 	m.restGPUs, m.gpus0 = 0, 0
 	m.exact = p.modelExact
 	p.candEpoch++
-	s := p.s
-	for h := hlo; h < hhi; h++ {
-		rec, ok := p.hostBase(h)
-		if !ok {
-			continue // takes nothing, whatever goes
-		}
-		if s.HostHasPods(h) {
-			hp := s.AppendHostPods(p.hpBuf[:0], h)
-			p.hpBuf = hp
-			rec.lo = int32(len(m.pods))
-			for i := range hp {
-				q := &hp[i]
-				if !p.isCand(q.Job, mode) {
-					rec.others = true
-					rec.fixed |= q.GPUs
-					continue
-				}
-				ci := m.candOf(q.Job, mode)
-				m.pods = append(m.pods, podEnt{cand: ci, gpus: q.GPUs, milli: q.Milli,
-					cpu: q.CPUMilli, mem: q.MemoryMiB})
-				cd := &m.cands[ci]
-				cd.gpus += int64(q.NumGPUs())
-				cd.npods++
-				cd.milli += q.MilliGPU()
-			}
-			rec.hi = int32(len(m.pods))
-			if j, held := s.HostExclusive(h); held {
-				if !p.isCand(j, mode) {
-					for _, pe := range m.pods[rec.lo:rec.hi] {
-						cd := &m.cands[pe.cand]
-						cd.gpus -= int64(bits.OnesCount64(pe.gpus))
-						cd.npods--
-						cd.milli -= topology.Pod{GPUs: pe.gpus, Milli: pe.milli}.MilliGPU()
-					}
-					m.pods = m.pods[:rec.lo]
-					continue // held by a job that stays
-				}
-				rec.owner = m.candOf(j, mode)
-			}
-			if rec.hi > rec.lo {
-				if rec.owner < 0 {
-					used := rec.fixed
-					for i := rec.lo; i < rec.hi; i++ {
-						used |= m.pods[i].gpus
-					}
-					m.gpus0 += int64(bits.OnesCount64(rec.share &^ used))
-				}
-				m.hosts = append(m.hosts, rec)
-				continue
-			}
-		}
-		if p.r.Exclusive && rec.others {
-			continue
-		}
-		m.restGPUs += int64(bits.OnesCount64(rec.share &^ rec.fixed))
-		for si := range ns {
-			m.rest[si] += p.podsFit(si, &rec, rec.fixed, rec.cpu, rec.mem, nil)
-		}
-	}
+	fold := !p.unfolded && m.exact && (mode == modeCands || mode == modeBelow) && p.wholeSets()
+	m.addHosts(hlo, hhi, mode, fold)
 	m.sortCands()
 	// A candidate whose pods the model holds all: its milli-GPUs are known
 	// (Planner.milli would walk its pods again).
 	for i := range m.cands {
 		cd := &m.cands[i]
-		if j := cd.id; p.milliEp[j] != p.jobEpoch && cd.npods == p.jobPods[j] {
+		if j := cd.id; p.milliEp[j] != p.jobEpoch && cd.npods == p.jobs[j].pods {
 			p.milliEp[j], p.jobMilli[j] = p.jobEpoch, cd.milli
 		}
 	}
@@ -213,6 +156,13 @@ func (m *model) candOf(j topology.JobID, mode int) int32 {
 		return p.candIdx[j]
 	}
 	prio, pre := p.info(j)
+	return m.newCand(j, prio, pre)
+}
+
+// newCand adds job j (priority prio, preemptible pre), not yet a candidate
+// of the model, and returns its index.
+func (m *model) newCand(j topology.JobID, prio int32, pre bool) int32 {
+	p := m.p
 	c := int32(len(m.cands))
 	m.cands = append(m.cands, cand{id: j, prio: prio, allowed: pre && prio < p.r.Priority, pre: pre})
 	p.candEp[j], p.candIdx[j] = p.candEpoch, c

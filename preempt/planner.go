@@ -94,12 +94,9 @@ type Planner struct {
 	below     int32 // modeBelow's priority edge
 	leafLevel topology.Level
 
-	// Per job id, stamped per call (jobEp) or per model (candEp).
+	// Per job id, stamped per call (jobCache.ep, milliEp) or per model (candEp).
 	jobEpoch  uint32
-	jobEp     []uint32
-	jobPrio   []int32
-	jobPre    []bool
-	jobPods   []int32
+	jobs      []jobCache
 	milliEp   []uint32
 	jobMilli  []int64
 	candEpoch uint32
@@ -122,6 +119,13 @@ type Planner struct {
 	rkeys   []restKey
 	radixA  []radixKey
 	radixB  []radixKey
+	// candPods are the candidate pods of a job-first build, hostAcc what it
+	// gathers per host (stamped with accEpoch): modeljobs.go.
+	candPods []jobPod
+	hostAcc  []hostAcc
+	accEpoch uint32
+	// milliHist counts GPUs by the milli freeing them costs (milliFloor).
+	milliHist []int64
 
 	m, m2 model
 	ex    exSearch
@@ -142,6 +146,10 @@ type Planner struct {
 	testsLate int  // placement calls since the first answer
 	stopped   bool // a budget ran out
 	fallbacks int  // model/placement disagreements (a bug: tests check it stays 0)
+
+	// unfolded models dead hosts like any other (modelhost.go): set by
+	// tests only, to compare folding with its absence.
+	unfolded bool
 
 	lastJob  topology.JobID // hostMayBeat's last one-job host, and its verdict
 	lastBeat bool
@@ -227,11 +235,8 @@ func (p *Planner) Plan(s *topology.State, r *placement.Request, ready, expiry in
 func (p *Planner) begin(s *topology.State, r *placement.Request) {
 	p.cfg = p.Config.withDefaults()
 	t := s.Tree()
-	if p.t != t {
-		p.helg = make([]uint64, (t.NumHosts()+63)/64)
-		p.hbit = -1
-	}
-	p.s, p.t, p.r = s, t, r
+	p.Prepare(t)
+	p.s, p.r = s, r
 	p.pb = bucketOf(r.Priority)
 	p.hreq = *r
 	p.eligible = r.Eligible
@@ -282,11 +287,8 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 	}
 
 	n := int(s.JobIDBound())
-	if len(p.jobEp) < n {
-		p.jobEp = make([]uint32, n)
-		p.jobPrio = make([]int32, n)
-		p.jobPre = make([]bool, n)
-		p.jobPods = make([]int32, n)
+	if len(p.jobs) < n {
+		p.jobs = make([]jobCache, n)
 		p.milliEp = make([]uint32, n)
 		p.jobMilli = make([]int64, n)
 		p.candEp = make([]uint32, n)
@@ -296,7 +298,7 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 	}
 	p.jobEpoch++
 	if p.jobEpoch == 0 { // wrapped: clear the stamps
-		clear(p.jobEp)
+		clear(p.jobs)
 		clear(p.milliEp)
 		p.jobEpoch = 1
 	}
@@ -387,20 +389,29 @@ func (p *Planner) hostReq(h topology.HostID) *placement.Request {
 	return &p.hreq
 }
 
+// jobCache is a job's attributes as one call of Plan read them: one entry
+// per job id, so that classifying a pod touches one cache line.
+type jobCache struct {
+	ep   uint32 // the call's jobEpoch when loaded
+	prio int32
+	pods int32
+	pre  bool
+}
+
 // job attributes, cached per call.
 func (p *Planner) load(j topology.JobID) {
-	if p.jobEp[j] == p.jobEpoch {
+	if p.jobs[j].ep == p.jobEpoch {
 		return
 	}
 	info, _ := p.s.JobInfo(j)
-	p.jobEp[j], p.jobPrio[j], p.jobPre[j] = p.jobEpoch, info.Priority, info.Preemptible
-	p.jobPods[j] = int32(p.s.JobPodCount(j))
+	p.jobs[j] = jobCache{ep: p.jobEpoch, prio: info.Priority, pods: int32(p.s.JobPodCount(j)), pre: info.Preemptible}
 }
 
 // info returns job j's priority and preemptibility.
 func (p *Planner) info(j topology.JobID) (prio int32, pre bool) {
 	p.load(j)
-	return p.jobPrio[j], p.jobPre[j]
+	c := &p.jobs[j]
+	return c.prio, c.pre
 }
 
 // milli is the milli-GPU job j holds (all its pods), cached per call.

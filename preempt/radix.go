@@ -1,6 +1,11 @@
 package preempt
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/blinksched/blink/topology"
+)
 
 // radixKey is a sort key with a payload (a candidate index).
 type radixKey struct {
@@ -64,6 +69,26 @@ func (p *Planner) sortInt64s(vals []int64) {
 	sorted, other := radixSort(keys, p.radixB, bits.Len64(uint64(hi)))
 	for i := range sorted {
 		vals[i] = int64(sorted[i].k)
+	}
+	p.radixA, p.radixB = sorted, other
+}
+
+// sortGPUs sorts GPU ids ascending, by radix when there are many (a
+// whole-cluster gang's nomination lists hundreds of thousands).
+func (p *Planner) sortGPUs(g []topology.GPUID) {
+	if len(g) < 256 {
+		slices.Sort(g)
+		return
+	}
+	keys := resize(p.radixA, len(g))
+	hi := topology.GPUID(0)
+	for i, x := range g {
+		keys[i] = radixKey{k: uint64(x)}
+		hi = max(hi, x)
+	}
+	sorted, other := radixSort(keys, p.radixB, bits.Len64(uint64(hi)))
+	for i := range sorted {
+		g[i] = topology.GPUID(sorted[i].k)
 	}
 	p.radixA, p.radixB = sorted, other
 }

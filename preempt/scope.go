@@ -284,6 +284,7 @@ func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, 
 		gain[i] = g
 	}
 	lbCount := p.coverCount(gain, need)
+	floor := int64(0) // milliFloor's bound, where it applies
 	if set := &p.sets[ps]; set.gpus > 0 && set.milli == 0 {
 		// In GPUs: the whole GPUs missing with the forced set gone, and
 		// what each candidate frees at most (its GPUs in the scope, all of
@@ -291,6 +292,7 @@ func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, 
 		var missing int64
 		if all {
 			missing = set.pods*set.gpus - m.gpus0
+			floor = p.milliFloor(m, missing) // V is rest: every candidate that may go
 		} else {
 			for _, c := range rest {
 				m.set(int(c), false)
@@ -315,7 +317,7 @@ func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, 
 			}
 		}
 	}
-	lbMilli := milliE + p.cheapest(m, rest, lbCount)
+	lbMilli := max(milliE+p.cheapest(m, rest, lbCount), floor)
 
 	keys := p.rkeys[:0]
 	for _, c := range rest {
