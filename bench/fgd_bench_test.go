@@ -26,6 +26,9 @@ func BenchmarkFGD(b *testing.B) {
 	if dir == "" {
 		b.Skipf("%s is not set (the folder of the openb trace)", OpenbEnv)
 	}
+	if _, err := os.Stat(dir); err != nil && !filepath.IsAbs(dir) {
+		dir = filepath.Join("..", dir) // relative to the repository root, as .ci/run and README give it
+	}
 	c, shapes, err := fgd.Load(filepath.Join(dir, "openb_node_list_gpu_node.csv"),
 		filepath.Join(dir, "openb_pod_list_default.csv"), openb.Flat)
 	if err != nil {
@@ -38,7 +41,7 @@ func BenchmarkFGD(b *testing.B) {
 	}
 	for _, policy := range fgd.Policies {
 		b.Run("policy="+policy, func(b *testing.B) {
-			p, err := fgd.NewPlacer(policy, c)
+			p, err := fgd.NewPlacer(policy, c, shapes)
 			if err != nil {
 				b.Fatal(err)
 			}

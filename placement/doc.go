@@ -60,6 +60,22 @@
 // date from the State's touch log, so their cost does not grow with the
 // number of blocks.
 //
+// # With a workload profile
+//
+// Solver.SetProfile gives the Solver the workload's typical pod shapes with
+// weights (a Profile). Then a one-pod request (one set, default policy, no
+// slices, not exclusive, no nominated or released GPUs) chooses among hosts
+// by capacity loss instead of fewest free GPUs: the host where the pod
+// destroys the least weighted capacity for the typical shapes, Σ_m W(m)·
+// (pods of m the host holds before − after), W(m) ∝ weight × GPU request ÷
+// (the empty tree's capacity for m)^¼; ties to the least free CPU + 16 × free
+// milli-GPU, then the lowest index; a fraction takes the GPU of least loss
+// (see Profile). Domains above the hosts are still chosen by BestFit; without
+// a profile nothing changes. The Solver caches per host what the rule needs,
+// rereads only hosts whose generation changed, visits only hosts whose GPUs
+// may hold the pod, and memoises losses by host state and pod shape (a loss
+// depends on nothing else), so a state is scored once per shape.
+//
 // Failed and draining hosts take no pods; GPUs nominated for another job are
 // used only when the topology package's nomination rule admits the gang.
 package placement

@@ -66,6 +66,21 @@ func (v *Solver) unbeatable(c, free, need int64) bool {
 	return false
 }
 
+// hostUnbeatable: for one pod set under BestFit, no later host can beat
+// host k — host capacities are exact, and k has the fewest free GPUs a host
+// that holds need pods can have (none for fractions and CPU-only pods) and
+// the smallest capacity that holds them.
+func (v *Solver) hostUnbeatable(k *cand, need int64) bool {
+	if len(v.r.Sets) != 1 || v.r.Policy != BestFit || v.sliceS > 1 || k.cap != need {
+		return false
+	}
+	lb := int64(0)
+	if v.set.Milli == 0 {
+		lb = need * int64(v.set.GPUs)
+	}
+	return k.free <= lb
+}
+
 // better orders candidates by the policy: BestFit smallest capacity, then
 // fewest free GPUs (hosts: fewest free GPUs, then smallest capacity); Spread
 // largest capacity, then most free GPUs; FirstFit neither; always then lowest
@@ -166,6 +181,9 @@ func (v *Solver) fill(l topology.Level, i int32, want int64) int64 {
 		tried, want = c, want-got
 		return got + v.fillChildren(d, cl, want, tried)
 	}
+	if cl == v.hl && want == 1 { // bestChild saw every host: none holds one pod
+		return 0
+	}
 	return v.fillChildren(d, cl, want, tried)
 }
 
@@ -252,6 +270,9 @@ func (v *Solver) fillFrom(cl topology.Level, cs []cand, want int64) int64 {
 // need pods, in one pass without buffers.
 func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (int32, bool) {
 	lo, hi := v.childRange(d, cl)
+	if cl == v.hl && v.usesProfile(need) {
+		return v.profHost(lo, hi)
+	}
 	// Domains ordered by the histograms alone (whole-GPU pods, no nominated
 	// or released GPUs in play: capacity is histCap, exact or a bound) are
 	// compared in one tight pass, or read from the root index.
@@ -288,7 +309,7 @@ func (v *Solver) bestScan(cl topology.Level, lo, hi int32, need int64) (int32, b
 		k := cand{idx: c, cap: cp, free: v.freeOf(cl, c), host: cl == v.hl}
 		if best.idx < 0 || v.better(&k, &best) {
 			best = k
-			if v.unbeatable(cp, k.free, need) {
+			if v.unbeatable(cp, k.free, need) || k.host && v.hostUnbeatable(&k, need) {
 				break
 			}
 		}

@@ -62,7 +62,7 @@ func (v *Solver) assign(h topology.HostID, n int64) {
 		var gpus uint64
 		switch {
 		case set.Milli > 0:
-			i := bestShare(o, v.t.HostGPUCount(h), uint16(set.Milli))
+			i := v.shareGPU(o, h)
 			gpus = 1 << uint(i)
 			o.milli[i] -= uint16(set.Milli)
 			o.mask &^= gpus

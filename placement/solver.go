@@ -74,6 +74,14 @@ type Solver struct {
 
 	maxTree    *topology.Tree
 	maxByModel []int
+
+	// the profile's capacity-loss rule (profile.go)
+	prof    *profile
+	pidx    profIndex
+	psc     profScratch
+	phv     hostView
+	profAt  topology.HostID // the host profHost chose, and the GPU a
+	profGPU int             // fraction takes there (-1: none)
 }
 
 type hostOv struct {
@@ -151,6 +159,7 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 	v.s, v.r, v.hl = s, r, t.HostLevel()
 	v.info = r.jobInfo()
 	v.reason = Reason{}
+	v.profAt, v.profGPU = -1, -1
 	v.setModels()
 	v.collectExtra()
 	v.setOrder()

@@ -23,7 +23,7 @@ const (
 )
 
 // Usage is the synopsis of the fgd subcommand.
-const Usage = "usage: blink fgd -nodes FILE -pods FILE [-seeds 42-51] [-policy blink|bestfit|random,...] [-tree flat|pool] [-json] [-plot out.png]"
+const Usage = "usage: blink fgd -nodes FILE -pods FILE [-seeds 42-51] [-policy blink|blink-bestfit|bestfit|random,...] [-tree flat|pool] [-json] [-plot out.png]"
 
 // DefaultSeeds are the FGD paper's ten seeds.
 const DefaultSeeds = "42-51"
@@ -50,7 +50,9 @@ func Command(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nRuns the FGD paper's protocol (USENIX ATC'23, Fig. 9): pods drawn from the pod list\n"+
 			"with replacement until they ask for 130%% of the cluster's GPUs, placed one at a time, never\n"+
-			"leaving; prints the GPU allocation ratio as the arrived request passes 0…130%% of capacity.\n\n", Usage)
+			"leaving; prints the GPU allocation ratio as the arrived request passes 0…130%% of capacity.\n"+
+			"Policy blink is Blink's placement given the workload's profile, built from the pod list (every\n"+
+			"pod shape with its number of pods, as FGD's typical pods); blink-bestfit is Blink without it.\n\n", Usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

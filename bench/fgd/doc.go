@@ -33,7 +33,11 @@
 // # Policies
 //
 // NewPlacer documents them. blink is placement.Solver.Place with the default
-// policy on a topology.State (the tree is openb.Flat unless asked). bestfit
+// policy on a topology.State (the tree is openb.Flat unless asked), given
+// the workload's profile (Profile: every pod shape of the pod list with its
+// number of pods — the same information FGD takes as its typical pods), so
+// one-pod requests go to the host of least capacity loss
+// (placement.Profile); blink-bestfit is the same without the profile. bestfit
 // and random follow the paper's simulator (its BestFitScore and RandomScore
 // plugins and its GPU choice inside a node) on their own per-node model, a
 // list of free milli per GPU; their runs on openb_pod_list_default land

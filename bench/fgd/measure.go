@@ -37,7 +37,7 @@ func Measure(c *openb.Cluster, shapes []openb.Shape, policies []string, seeds []
 	placers := make([]Placer, len(policies))
 	sums := make([]Summary, len(policies))
 	for i, name := range policies {
-		p, err := NewPlacer(name, c)
+		p, err := NewPlacer(name, c, shapes)
 		if err != nil {
 			return nil, err
 		}

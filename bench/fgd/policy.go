@@ -22,13 +22,17 @@ type Placer interface {
 }
 
 // Policies are the names NewPlacer knows, in the order help lists them.
-var Policies = []string{"blink", "bestfit", "random"}
+var Policies = []string{"blink", "blink-bestfit", "bestfit", "random"}
 
-// NewPlacer returns the named policy on cluster c:
+// NewPlacer returns the named policy on cluster c for a workload drawn from
+// shapes (the pod list):
 //
-//   - blink: placement.Solver.Place with the default policy, one pod per
+//   - blink: placement.Solver.Place with the default policy and the
+//     workload's Profile (placement.Profile: every shape of the pod list,
+//     weighted by its pods — what FGD knows of the workload), one pod per
 //     request (CPU, memory, GPUs or milli, model filter), applied with
 //     State.Apply.
+//   - blink-bestfit: the same without a profile (BestFit among hosts).
 //   - bestfit: the FGD paper's BestFit: the node minimising
 //     0.5·(free CPU − requested CPU)/128,000 + 0.5·(free GPU −
 //     requested GPU)/8,000 (milli-cores; milli-GPU summed over the node),
@@ -40,10 +44,16 @@ var Policies = []string{"blink", "bestfit", "random"}
 // Whole-GPU pods take unused GPUs in every policy.
 //
 // The placer returned is empty and seeded with 0 (Reset(0)).
-func NewPlacer(name string, c *openb.Cluster) (Placer, error) {
+func NewPlacer(name string, c *openb.Cluster, shapes []openb.Shape) (Placer, error) {
 	var p Placer
 	switch name {
 	case "blink":
+		b := newBlink(c)
+		if err := b.v.SetProfile(c.Tree, Profile(shapes)); err != nil {
+			return nil, fmt.Errorf("fgd: %w", err)
+		}
+		p = b
+	case "blink-bestfit":
 		p = newBlink(c)
 	case "bestfit":
 		p = &bestFit{m: newNodes(c)}

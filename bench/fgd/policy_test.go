@@ -114,15 +114,15 @@ func near(got, want int) bool { return got > want*95/100 && got < want*105/100 }
 
 // TestNoModel: a pod whose models no node has fits nowhere, in every policy.
 func TestNoModel(t *testing.T) {
-	c, _ := testTrace(t)
+	c, shapes := testTrace(t)
 	for _, name := range Policies {
-		p, _ := NewPlacer(name, c)
+		p, _ := NewPlacer(name, c, shapes)
 		p.Reset(1)
 		if ok, err := p.Place(&openb.Shape{GPUs: 1, Models: []int{}, NoModel: true}); ok || err != nil {
 			t.Errorf("%s: NoModel pod placed (%v, %v)", name, ok, err)
 		}
 	}
-	if _, err := NewPlacer("fgd", c); err == nil {
+	if _, err := NewPlacer("fgd", c, nil); err == nil {
 		t.Error("unknown policy: no error")
 	}
 }
@@ -142,7 +142,7 @@ func TestPoliciesOracle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for _, name := range Policies {
 		for round := range 20 {
-			p, _ := NewPlacer(name, c)
+			p, _ := NewPlacer(name, c, shapes)
 			p.Reset(rng.Uint64())
 			var alloc int64
 			for step := range 40 {
