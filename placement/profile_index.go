@@ -22,6 +22,7 @@ import (
 // hosts with more than 12 GPUs are not memoised.
 type profIndex struct {
 	s        *topology.State
+	seq      uint64 // the State's TouchSeq at the last sync
 	p        *profile
 	stamp    []uint32 // per host: generation + 1 when cached; 0: not cached
 	cpu, mem []int32
@@ -49,11 +50,12 @@ type profEntry struct {
 }
 
 // sync refreshes the hosts of [lo, hi) whose generation changed, and all of
-// them for a new State, tree or profile.
+// them for a new State, tree or profile, or a State overwritten by a snapshot
+// (whose hosts may be back at generations they had with other content).
 func (ix *profIndex) sync(v *Solver, lo, hi int32) {
 	H := v.t.NumHosts()
 	G := len(v.prof.groups)
-	if ix.s != v.s || ix.p != v.prof || len(ix.stamp) != H || len(ix.gc) != H*G {
+	if v.s.TouchesLost(ix.seq) || ix.s != v.s || ix.p != v.prof || len(ix.stamp) != H || len(ix.gc) != H*G {
 		if ix.p != v.prof {
 			clear(ix.table) // the losses of another profile
 		}
@@ -72,6 +74,7 @@ func (ix *profIndex) sync(v *Solver, lo, hi int32) {
 		}
 		clear(ix.stamp)
 	}
+	ix.seq = v.s.TouchSeq()
 	for h := lo; h < hi; h++ {
 		if g := v.s.HostGeneration(topology.HostID(h)) + 1; ix.stamp[h] != g {
 			ix.refresh(v, h)

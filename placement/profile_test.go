@@ -214,7 +214,9 @@ func profProfile(rng *rand.Rand, t *topology.Tree) *placement.Profile {
 // TestProfileOracle places random one-pod requests with a random profile on
 // random flat trees, with random eligible-host sets, removes random jobs and
 // drains or restores random hosts now and then (and sometimes goes on with a
-// clone of the State), and checks every choice — the host, and a
+// clone of the State, or overwrites the State with an earlier snapshot of it,
+// which brings hosts back to generations they had with other content), and
+// checks every choice — the host, and a
 // fraction's GPU — against the oracle that scores every host from scratch.
 // Every plan is applied, with State.Check after each step.
 func TestProfileOracle(t *testing.T) {
@@ -229,8 +231,18 @@ func TestProfileOracle(t *testing.T) {
 		o := newProfOracle(tree, prof)
 		s := topology.NewState(tree)
 		var plan placement.Plan
-		var live []topology.JobID
+		var live, savedLive []topology.JobID
+		var saved []byte
 		for step := range steps {
+			switch k := rng.IntN(25); {
+			case k == 0:
+				b, err := s.MarshalBinary()
+				require.NoError(t, err)
+				saved, savedLive = b, slices.Clone(live)
+			case k == 1 && saved != nil:
+				require.NoError(t, s.UnmarshalBinary(saved))
+				live = slices.Clone(savedLive)
+			}
 			if len(live) > 0 && rng.IntN(5) == 0 {
 				k := rng.IntN(len(live))
 				require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{topology.RemoveJob(live[k])}}))
