@@ -37,6 +37,7 @@ func (e *Engine) Clone() *Engine {
 	if d, ok := c.cfg.Defragmenter.(*DefragPlanner); ok {
 		c.cfg.Defragmenter = &DefragPlanner{Config: d.Config}
 	}
+	_ = c.v.SetProfile(c.t, c.cfg.Profile) // validated by New: it cannot fail
 	c.prepare()
 	return c
 }

@@ -3,6 +3,7 @@ package blink
 import (
 	"fmt"
 
+	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
 )
 
@@ -57,6 +58,12 @@ type Config struct {
 	// Spares: spare host policies (see SparePolicy), applied deepest level
 	// first. None by default.
 	Spares []SparePolicy
+
+	// Profile, if not nil, is the workload's typical pod shapes: one-pod jobs
+	// then go to the host where they destroy the least expected capacity for
+	// them (placement.Profile, placement.Solver.SetProfile) instead of
+	// BestFit's fewest free GPUs. A malformed profile makes New fail.
+	Profile *placement.Profile
 
 	// Preempter plans evictions for blocked jobs; nil: a PreemptPlanner
 	// (package preempt). MaxPreemptAttempts -1 disables preemption.

@@ -79,6 +79,9 @@ func New(s *topology.State, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("%w: the State is inconsistent: %w", ErrInvalid, err)
 	}
 	e := &Engine{cfg: cfg, s: s, t: t}
+	if err := e.v.SetProfile(t, cfg.Profile); err != nil {
+		return nil, fmt.Errorf("%w: Config.Profile: %w", ErrInvalid, err)
+	}
 	n := int(s.JobIDBound())
 	e.jobs = make([]job, n)
 	for id := n - 1; id >= 0; id-- {

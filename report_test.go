@@ -108,6 +108,8 @@ func TestConfigValidate(t *testing.T) {
 		{Spares: []blink.SparePolicy{{Level: 2, Hosts: 1}}},
 		{Spares: []blink.SparePolicy{{Level: 1, Hosts: -1}}},
 		{Spares: []blink.SparePolicy{{Level: 1, Hosts: 1}, {Level: 1, Hosts: 2}}},
+		{Profile: &placement.Profile{Shapes: []placement.ProfileShape{{GPUs: 1, Weight: -1}}}},
+		{Profile: &placement.Profile{Shapes: []placement.ProfileShape{{GPUs: 1, Milli: 1000, Weight: 1}}}},
 	}
 	for i, c := range bad {
 		if _, err := blink.New(topology.NewState(tree), c); err == nil {

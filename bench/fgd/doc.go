@@ -34,7 +34,7 @@
 //
 // NewPlacer documents them. blink is placement.Solver.Place with the default
 // policy on a topology.State (the tree is openb.Flat unless asked), given
-// the workload's profile (Profile: every pod shape of the pod list with its
+// the workload's profile (openb.Profile: every pod shape of the pod list with its
 // number of pods — the same information FGD takes as its typical pods), so
 // one-pod requests go to the host of least capacity loss
 // (placement.Profile); blink-bestfit is the same without the profile. bestfit

@@ -28,7 +28,7 @@ var Policies = []string{"blink", "blink-bestfit", "bestfit", "random"}
 // shapes (the pod list):
 //
 //   - blink: placement.Solver.Place with the default policy and the
-//     workload's Profile (placement.Profile: every shape of the pod list,
+//     workload's profile (openb.Profile: every shape of the pod list,
 //     weighted by its pods — what FGD knows of the workload), one pod per
 //     request (CPU, memory, GPUs or milli, model filter), applied with
 //     State.Apply.
@@ -49,7 +49,7 @@ func NewPlacer(name string, c *openb.Cluster, shapes []openb.Shape) (Placer, err
 	switch name {
 	case "blink":
 		b := newBlink(c)
-		if err := b.v.SetProfile(c.Tree, Profile(shapes)); err != nil {
+		if err := b.v.SetProfile(c.Tree, openb.Profile(shapes)); err != nil {
 			return nil, fmt.Errorf("fgd: %w", err)
 		}
 		p = b

@@ -1,6 +1,7 @@
 // Package replay replays a pod list by its creation and deletion times
-// through Blink's placement (placement.Solver with the default policy, one
-// one-pod request per pod, applied with State.Apply) and measures what a
+// through Blink's placement (placement.Solver with the default policy and the
+// pod list's workload profile, openb.Profile, as in blink fgd; one one-pod
+// request per pod, applied with State.Apply) and measures what a
 // cluster operator watches: time-weighted GPU allocation, pods waiting,
 // fragmentation and decision latency. It is the core of `blink replay`
 // (cmd/blink); engine packages never import it.

@@ -127,6 +127,9 @@ func Run(c *openb.Cluster, pods []openb.Pod, cfg Config) (*Result, error) {
 	r := &replayer{c: c, pods: pods, shapes: c.Shapes(pods), s: topology.NewState(c.Tree),
 		state: make([]uint8, len(pods)), failed: map[shapeKey]bool{}}
 	r.req.Sets = r.set[:]
+	if err := r.v.SetProfile(c.Tree, openb.Profile(r.shapes)); err != nil {
+		return nil, fmt.Errorf("replay: the pod list's profile: %w", err)
+	}
 	r.keys = make([]shapeKey, len(pods))
 	for i := range r.shapes {
 		sh := &r.shapes[i]

@@ -1,18 +1,18 @@
-package fgd
+package openb
 
 import (
 	"slices"
 
-	"github.com/blinksched/blink/bench/openb"
 	"github.com/blinksched/blink/placement"
 )
 
-// Profile is the workload profile the blink policy gives the Solver: every
-// distinct pod shape of the list (GPUs, milli, CPU, memory, models), weighted
-// by its number of pods, in order of first appearance. It is the information
-// FGD takes from the same list (its "typical pods"). Shapes no node accepts
-// (NoModel) are left out.
-func Profile(shapes []openb.Shape) *placement.Profile {
+// Profile is the workload profile Blink's policy gives the Solver
+// (placement.Solver.SetProfile) in blink fgd and blink replay: every
+// distinct pod shape of the list (GPUs, milli, CPU, memory, models),
+// weighted by its number of pods, in order of first appearance. It is the
+// information FGD takes from the same list (its "typical pods"). Shapes no
+// node accepts (NoModel) are left out.
+func Profile(shapes []Shape) *placement.Profile {
 	p := &placement.Profile{}
 	for i := range shapes {
 		s := &shapes[i]
