@@ -126,6 +126,25 @@ func (sp *spares) check(e *Engine) error {
 			if int32(n) != sp.count[i][d-lo] {
 				return fmt.Errorf("blink: domain %s counts %d spares, has %d", t.DomainPath(d), sp.count[i][d-lo], n)
 			}
+			if err := sp.checkShort(e, i, d, n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkShort: a domain short of spares and not marked dirty holds no
+// candidate (refill would not find one until something in it changes).
+func (sp *spares) checkShort(e *Engine, i int, d topology.DomainID, n int) error {
+	if n >= sp.pol[i].Hosts || sp.isDirty[i][d-sp.lo[i]] {
+		return nil
+	}
+	hl, hh := e.t.Hosts(d)
+	for h := hl; h < hh; h++ {
+		if sp.candidate(e, h) != spareNo {
+			return fmt.Errorf("blink: domain %s is short of spares and not dirty, but host %s is a candidate",
+				e.t.DomainPath(d), e.t.HostName(h))
 		}
 	}
 	return nil

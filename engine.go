@@ -356,6 +356,7 @@ func (e *Engine) addNominee(slot int32, k nomKind, d topology.DomainID) {
 // dropNominee forgets slot's nomination record.
 func (e *Engine) dropNominee(slot int32) {
 	j := &e.jobs[slot]
+	e.sp.touchDomain(e.t, j.nomDomain) // hosts with GPUs it held may be candidates again
 	j.nom, j.waitFor = nomNone, 0
 	if i, ok := slices.BinarySearch(e.nominees, slot); ok {
 		e.nominees = slices.Delete(e.nominees, i, i+1)

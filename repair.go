@@ -70,7 +70,11 @@ func (e *Engine) repair(slot int32) {
 	rs.pods = e.s.AppendJobPods(rs.pods[:0], topology.JobID(slot))
 	rs.ranks = rs.ranks[:0]
 	for i, p := range rs.pods {
-		if e.s.HostHealth(p.Host) == topology.Failed || p.GPUs&e.s.HostFailedMask(p.Host) != 0 {
+		h := p.Host
+		if e.s.HostHealthyGPUs(h) == e.t.HostGPUCount(h) {
+			continue // healthy, no GPU failed: the common case, O(1)
+		}
+		if e.s.HostHealth(h) == topology.Failed || p.GPUs&e.s.HostFailedMask(h) != 0 {
 			rs.ranks = append(rs.ranks, int32(i))
 		}
 	}

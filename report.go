@@ -197,12 +197,18 @@ func (e *Engine) DomainFailed(d topology.DomainID) error {
 		}
 	}
 	e.ops, e.ranks = ops, victims
+	pods := e.pods2[:0] // the victims' pods: outside d, their hosts may become spare candidates
+	for _, slot := range victims {
+		pods = e.s.AppendJobPods(pods, topology.JobID(slot))
+	}
+	e.pods2 = pods
 	if err := e.s.Apply(topology.Delta{Ops: ops}); err != nil {
 		return fmt.Errorf("blink: DomainFailed: %w", err)
 	}
 	for h := lo; h < hi; h++ {
 		e.sp.hostChanged(e, h)
 	}
+	e.sp.touchPods(e, pods)
 	for _, slot := range victims {
 		j := &e.jobs[slot]
 		if j.state == stEvicting {

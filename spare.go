@@ -1,6 +1,8 @@
 package blink
 
 import (
+	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/blinksched/blink/topology"
@@ -30,9 +32,10 @@ type spares struct {
 	lo       []topology.DomainID
 	isDirty  [][]bool
 	dirty    []spareRef
-	jobs     []topology.JobID // scratch
-	best     []ratedHost      // scratch of designateBest
-	changed  bool             // the spare set changed since the engine last looked
+	jobs     []topology.JobID   // scratch
+	best     []ratedHost        // scratch of designateBest
+	pods     []topology.HostPod // scratch of preemptibleOn
+	changed  bool               // the spare set changed since the engine last looked
 }
 
 type spareRef struct {
@@ -128,6 +131,26 @@ func (sp *spares) touch(t *topology.Tree, h topology.HostID) {
 		d := t.HostDomain(h, p.Level)
 		if int(sp.count[i][d-sp.lo[i]]) < p.Hosts {
 			sp.markDirty(int32(i), d)
+		}
+	}
+}
+
+// touchDomain marks the policy domains that overlap domain d dirty where
+// they are short of spares: those inside d, and those that contain it.
+func (sp *spares) touchDomain(t *topology.Tree, d topology.DomainID) {
+	if !sp.on() {
+		return
+	}
+	lo, _ := t.Hosts(d)
+	for i, p := range sp.pol {
+		dlo, dhi := t.HostDomain(lo, p.Level), t.HostDomain(lo, p.Level)+1
+		if p.Level > t.DomainLevel(d) {
+			dlo, dhi = t.Descendants(d, p.Level)
+		}
+		for x := dlo; x < dhi; x++ {
+			if int(sp.count[i][x-sp.lo[i]]) < p.Hosts {
+				sp.markDirty(int32(i), x)
+			}
 		}
 	}
 }
@@ -230,7 +253,7 @@ func (sp *spares) refill(e *Engine) {
 	for _, ref := range sp.dirty {
 		i := ref.d - sp.lo[ref.p]
 		sp.isDirty[ref.p][i] = false
-		if short := sp.pol[ref.p].Hosts - int(sp.count[ref.p][i]); short > 0 {
+		if short := sp.pol[ref.p].Hosts - int(sp.count[ref.p][i]); short > 0 && !sp.noCandidate(e, ref.d) {
 			sp.designateBest(e, ref.d, short)
 		}
 	}
@@ -266,6 +289,41 @@ func (sp *spares) designateBest(e *Engine, d topology.DomainID, n int) {
 		sp.designate(e.t, b.h)
 	}
 	sp.best = best
+}
+
+// noCandidate reports, from the aggregates, that domain d holds no spare
+// candidate: outside its spares, no GPU is free and none is held by
+// preemptible work, while a candidate is idle or holds only preemptible work.
+// O(spares of d) instead of a scan of d's hosts — the common case after a
+// repair took a rack's spare from under a gang.
+func (sp *spares) noCandidate(e *Engine, d topology.DomainID) bool {
+	_, pre := e.s.PreemptibleBelow(d, math.MaxInt32)
+	n := e.s.Free(d) + pre
+	lo, hi := e.t.Hosts(d)
+	for h := e.nextSpare(lo, hi); h >= 0; h = e.nextSpare(h+1, hi) {
+		n -= e.s.HostFree(h) + sp.preemptibleOn(e, h)
+	}
+	return n <= 0
+}
+
+// preemptibleOn is host h's GPUs counted as held by preemptible jobs in the
+// State's aggregates (topology.State.PreemptibleBelow): all of them for a
+// preemptible owner holding it exclusively, else each preemptible pod's.
+func (sp *spares) preemptibleOn(e *Engine, h topology.HostID) int {
+	if j, held := e.s.HostExclusive(h); held {
+		if info, _ := e.s.JobInfo(j); info.Preemptible {
+			return e.t.HostGPUCount(h)
+		}
+		return 0
+	}
+	n := 0
+	sp.pods = e.s.AppendHostPods(sp.pods[:0], h)
+	for _, p := range sp.pods {
+		if info, _ := e.s.JobInfo(p.Job); info.Preemptible {
+			n += bits.OnesCount64(p.GPUs)
+		}
+	}
+	return n
 }
 
 type ratedHost struct {

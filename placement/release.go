@@ -12,69 +12,88 @@ import (
 // returned, an exclusive hold by one of them lifted — that every attempt
 // starts from (reset reinstalls it). The aggregates do not know about it, so
 // capacities become upper bounds plus what the overlay returned.
+//
+// Building the overlays costs O(the gone jobs' pods), plus O(hosts/64) when
+// they are many (release_index.go), in four passes:
+//
+//  1. the gone jobs' pods are gathered (relPods);
+//  2. their hosts are listed in host order, one entry each (release_index.go:
+//     by a bitmap of hosts when the pods are many, else by sorting the pods);
+//  3. each pod's GPUs, milli, CPU and memory go back to its host's entry;
+//  4. each entry becomes an overlay, its whole-free GPUs computed from the
+//     State's masks (a GPU is whole-free when unused, or returned whole, or
+//     when the returned fractions make it whole again), and the gains are
+//     summed for relGain. The overlay's milli per GPU is written only when
+//     the request has fractional pods, the only ones that read it; whether
+//     jobs that stay have pods on the host, only for exclusive requests, the
+//     only ones that ask.
 
 // relHost is a released host: its overlay and what it gained.
 type relHost struct {
 	ov        hostOv
-	gainGPUs  int64 // whole GPUs free for the gang that were not before
-	gainMilli int64 // milli returned on GPUs that stay partly used
+	whole     uint64 // GPUs returned whole
+	frac      uint64 // GPUs returned fractions (ov.milli holds their sum until finishRel)
+	gainGPUs  int64  // whole GPUs free for the gang that were not before
+	gainMilli int64  // milli returned on GPUs that stay partly used
 }
 
 // release builds the base overlays for jobs gone. gone must be sorted.
 func (v *Solver) release(gone []topology.JobID) {
-	v.rel, v.gone = v.rel[:0], gone
-	if len(gone) == 0 {
-		v.relSum = v.relSum[:0]
+	v.gatherRel(gone)
+	v.buildRel(v.denseRel())
+}
+
+// gatherRel forgets the last call's released hosts and gathers the pods of
+// the jobs gone into relPods.
+func (v *Solver) gatherRel(gone []topology.JobID) {
+	v.rel, v.gone, v.relSum, v.relOrder = v.rel[:0], gone, v.relSum[:0], v.relOrder[:0]
+	pods := v.relPods[:0]
+	for _, j := range gone {
+		pods = v.s.AppendJobPods(pods, j)
+	}
+	v.relPods = pods
+}
+
+// buildRel turns relPods into the released hosts' overlays, in host order,
+// with prefix sums of their gains; dense chooses how the hosts are listed
+// (see release_index.go).
+func (v *Solver) buildRel(dense bool) {
+	if len(v.relPods) == 0 {
 		return
 	}
-	v.relEpoch++
-	if v.relEpoch == 0 {
-		clear(v.relStamp)
-		v.relEpoch = 1
+	if dense {
+		v.relHostsDense()
+	} else {
+		v.relHostsSparse()
 	}
-	var pods []topology.Pod
-	for _, j := range gone {
-		pods = v.s.AppendJobPods(v.relPods[:0], j)
-		v.relPods = pods
-		for _, p := range pods {
-			v.relFor(p.Host).add(v, p)
-		}
+	for _, p := range v.relPods {
+		v.rel[v.relIdx[p.Host]].add(p)
 	}
+	fracs := v.fracSets()
+	v.relSum = append(v.relSum, [2]int64{})
 	for i := range v.rel {
-		v.finishRel(&v.rel[i])
-	}
-	v.sortRel()
-	v.relSum = append(v.relSum[:0], [2]int64{})
-	for i := range v.rel { // prefix sums of the gains, for relGain's range queries
-		last := v.relSum[len(v.relSum)-1]
-		v.relSum = append(v.relSum, [2]int64{last[0] + v.rel[i].gainGPUs, last[1] + v.rel[i].gainMilli})
+		r := &v.rel[i]
+		v.finishRel(r, fracs)
+		last := v.relSum[i]
+		v.relSum = append(v.relSum, [2]int64{last[0] + r.gainGPUs, last[1] + r.gainMilli})
 	}
 }
 
-// relFor returns host h's released entry, creating it with the host's free
-// milli per GPU as the State has it. O(1): entries are found through a
-// per-host index stamped with the call's epoch.
-func (v *Solver) relFor(h topology.HostID) *relHost {
-	if v.relStamp[h] == v.relEpoch {
-		return &v.rel[v.relIdx[h]]
-	}
-	v.relStamp[h], v.relIdx[h] = v.relEpoch, int32(len(v.rel))
+// newRel appends host h's entry, nothing returned yet: the State's free CPU
+// and memory.
+func (v *Solver) newRel(h topology.HostID) {
+	v.relIdx[h] = int32(len(v.rel))
 	v.rel = append(v.rel, relHost{ov: hostOv{h: h, cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h)}})
-	r := &v.rel[len(v.rel)-1]
-	lo, _ := v.t.HostGPUs(h)
-	for i := range v.t.HostGPUCount(h) {
-		r.ov.milli[i] = uint16(v.s.GPUMilli(lo + topology.GPUID(i)))
-	}
-	return r
 }
 
 // add returns pod p's resources to the entry.
-func (r *relHost) add(v *Solver, p topology.Pod) {
-	for m := p.GPUs; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		if p.Milli == 0 {
-			r.ov.milli[i] = topology.FullGPU
-		} else {
+func (r *relHost) add(p topology.Pod) {
+	if p.Milli == 0 {
+		r.whole |= p.GPUs
+	} else {
+		for m := p.GPUs; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros64(m)
+			r.frac |= 1 << uint(i)
 			r.ov.milli[i] += uint16(p.Milli)
 		}
 	}
@@ -82,35 +101,79 @@ func (r *relHost) add(v *Solver, p topology.Pod) {
 	r.ov.mem += p.MemoryMiB
 }
 
-// finishRel turns returned milli into the overlay's masks: GPUs back at a full
-// 1000 are whole-free when healthy and not nominated for a job the gang may
-// not displace; others keep their milli for sharing.
-func (v *Solver) finishRel(r *relHost) {
+// finishRel turns what the entry got back into its overlay: GPUs back at a
+// full 1000 are whole-free when healthy and not nominated for a job the gang
+// may not displace (shareMask); others keep their milli for sharing (written
+// when fracs: the request has fractional pods).
+func (v *Solver) finishRel(r *relHost, fracs bool) {
+	s := v.s
 	h := r.ov.h
 	share := v.shareMask(h)
-	before := v.s.HostFreeMask(h)
 	lo, _ := v.t.HostGPUs(h)
-	for i := range v.t.HostGPUCount(h) {
+	full := s.HostUnusedMask(h) | r.whole
+	for u := r.frac; u != 0; u &= u - 1 {
+		i := bits.TrailingZeros64(u)
+		back := r.ov.milli[i]
+		switch {
+		case int(back)+s.GPUMilli(lo+topology.GPUID(i)) == topology.FullGPU:
+			full |= 1 << uint(i)
+		case share&(1<<uint(i)) != 0:
+			r.gainMilli += int64(back)
+		}
+	}
+	r.ov.mask = full & share
+	r.gainGPUs = int64(popcount(r.ov.mask &^ s.HostFreeMask(h)))
+	if fracs {
+		v.relMilli(r, share)
+	} else {
+		for u := r.frac; u != 0; u &= u - 1 {
+			r.ov.milli[bits.TrailingZeros64(u)] = 0
+		}
+	}
+	r.ov.others = v.r.Exclusive && v.othersStay(h)
+}
+
+// relMilli writes the entry's free milli per GPU: none on GPUs the gang may
+// not use, a full GPU on whole-free ones, else the State's plus what came
+// back.
+func (v *Solver) relMilli(r *relHost, share uint64) {
+	lo, _ := v.t.HostGPUs(r.ov.h)
+	for i := range v.t.HostGPUCount(r.ov.h) {
 		bit := uint64(1) << uint(i)
 		switch {
 		case share&bit == 0:
 			r.ov.milli[i] = 0
-		case r.ov.milli[i] == topology.FullGPU:
-			r.ov.mask |= bit
-		default:
-			r.gainMilli += int64(r.ov.milli[i]) - int64(v.s.GPUMilli(lo+topology.GPUID(i)))
-		}
-	}
-	r.gainGPUs = int64(popcount(r.ov.mask &^ before))
-	r.ov.others = false
-	for _, j := range v.s.AppendHostJobs(v.relJobs[:0], h) {
-		if !v.isGone(j) {
-			r.ov.others = true
+		case r.ov.mask&bit != 0:
+			r.ov.milli[i] = topology.FullGPU
+		default: // r.ov.milli[i] is what came back (0 off r.frac)
+			r.ov.milli[i] += uint16(v.s.GPUMilli(lo + topology.GPUID(i)))
 		}
 	}
 }
 
+// fracSets reports whether a pod set of the request asks for a GPU fraction.
+func (v *Solver) fracSets() bool {
+	for i := range v.r.Sets {
+		if v.r.Sets[i].Milli > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// othersStay reports whether a job that is not gone has pods on host h.
+func (v *Solver) othersStay(h topology.HostID) bool {
+	v.relJobs = v.s.AppendHostJobs(v.relJobs[:0], h)
+	for _, j := range v.relJobs {
+		if !v.isGone(j) {
+			return true
+		}
+	}
+	return false
+}
+
 // isGone reports whether job j is one of the jobs placed around.
+// O(log gone); only exclusive holds and exclusive requests ask.
 func (v *Solver) isGone(j topology.JobID) bool {
 	_, ok := slices.BinarySearch(v.gone, j)
 	return ok
@@ -118,6 +181,7 @@ func (v *Solver) isGone(j topology.JobID) bool {
 
 // relGain sums what released hosts in [lo, hi) gained, in pods-worth terms
 // for the current set: whole GPUs, and for fractions the returned milli.
+// O(1) for many released hosts, else O(log released hosts).
 func (v *Solver) relGain(lo, hi topology.HostID) (gpus, milli int64) {
 	if len(v.rel) == 0 {
 		return 0, 0
@@ -127,20 +191,6 @@ func (v *Solver) relGain(lo, hi topology.HostID) (gpus, milli int64) {
 	return v.relSum[b][0] - v.relSum[a][0], v.relSum[b][1] - v.relSum[a][1]
 }
 
-// relSearch is the number of released hosts below host h (rel is sorted).
-func (v *Solver) relSearch(h topology.HostID) int {
-	lo, hi := 0, len(v.rel)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if v.rel[m].ov.h < h {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
-
 // installRel puts the released overlays in place for a new attempt.
 func (v *Solver) installRel() {
 	for i := range v.rel {
@@ -148,22 +198,4 @@ func (v *Solver) installRel() {
 		h := v.rel[i].ov.h
 		v.ovIdx[h], v.ovStamp[h] = int32(len(v.ov)-1), v.epoch
 	}
-}
-
-// sortRel orders the released hosts by host id. Entries are large (a host's
-// milli per GPU), so it sorts host ids, then copies each entry once.
-func (v *Solver) sortRel() {
-	if slices.IsSortedFunc(v.rel, func(a, b relHost) int { return int(a.ov.h - b.ov.h) }) {
-		return
-	}
-	v.relOrder = v.relOrder[:0]
-	for i := range v.rel {
-		v.relOrder = append(v.relOrder, int64(v.rel[i].ov.h)<<32|int64(i))
-	}
-	slices.Sort(v.relOrder)
-	v.relTmp = v.relTmp[:0]
-	for _, k := range v.relOrder {
-		v.relTmp = append(v.relTmp, v.rel[int32(k)])
-	}
-	v.rel, v.relTmp = v.relTmp, v.rel
 }

@@ -9,3 +9,8 @@ func Fallbacks(p *Planner) int { return p.fallbacks }
 // builds: with it off every host is modelled, the simple form tests compare
 // against.
 func SetFolding(p *Planner, on bool) { p.unfolded = !on }
+
+func ProbeModel(t interface{ Logf(string, ...any) }, p *Planner) {
+	m := &p.m
+	t.Logf("model hosts %d pods %d cands %d candPods %d below %d", len(m.hosts), len(m.pods), len(m.cands), len(p.candPods), p.below)
+}

@@ -71,8 +71,6 @@ type cand struct {
 	pre     bool  // preemptible
 	gpus    int64 // GPUs its pods hold in the scope
 	lo, hi  int32 // slots[lo:hi]: indices of its hosts in the model
-	npods   int32 // its pods in the model
-	milli   int64 // the milli-GPUs they hold
 }
 
 type model struct {
@@ -120,14 +118,6 @@ func (m *model) build(p *Planner, hlo, hhi topology.HostID, mode int) {
 	fold := !p.unfolded && m.exact && (mode == modeCands || mode == modeBelow) && p.wholeSets()
 	m.addHosts(hlo, hhi, mode, fold)
 	m.sortCands()
-	// A candidate whose pods the model holds all: its milli-GPUs are known
-	// (Planner.milli would walk its pods again).
-	for i := range m.cands {
-		cd := &m.cands[i]
-		if j := cd.id; p.milliEp[j] != p.jobEpoch && cd.npods == p.jobs[j].pods {
-			p.milliEp[j], p.jobMilli[j] = p.jobEpoch, cd.milli
-		}
-	}
 	m.in = resize(m.in, len(m.cands))
 	clear(m.in)
 	m.dirtyAt = resize(m.dirtyAt, len(m.hosts))

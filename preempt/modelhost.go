@@ -97,8 +97,6 @@ func (m *model) addPods(rec *hostRec, hp []topology.HostPod, mode int) {
 			cpu: q.CPUMilli, mem: q.MemoryMiB})
 		cd := &m.cands[ci]
 		cd.gpus += int64(q.NumGPUs())
-		cd.npods++
-		cd.milli += q.MilliGPU()
 	}
 	rec.hi = int32(len(m.pods))
 }

@@ -33,13 +33,16 @@ import (
 // approximates by the GPUs of other pods (it is read for exclusive requests
 // only, which take the other path).
 
-// jobPod is a candidate's pod met by the job-first build, chained to the
-// next candidate pod on its host (-1: none).
+// jobPod is a candidate's pod met by the job-first build (its host is the
+// chain's), chained to the next candidate pod on its host (-1: none). Its
+// job is scanJobs[k]: a dense index, so that what the build records per job
+// (scanCand) stays in a small array.
 type jobPod struct {
-	job  topology.JobID
-	next int32
-	prio int32 // the job's (a candidate's: it is preemptible)
-	pod  topology.Pod
+	k        int32
+	next     int32
+	gpus     uint64
+	milli    int32
+	cpu, mem int32
 }
 
 // hostAcc is what the job-first build gathers per host: stamped with the
@@ -57,7 +60,8 @@ func (p *Planner) jobFirst(hlo, hhi topology.HostID, fold bool) bool {
 }
 
 // addByJobs adds every host of the cluster to the model under construction,
-// job first (see above). O(jobs + candidate pods + hosts).
+// job first (see above). O(jobs/64 + preemptible jobs + candidate pods +
+// hosts): the candidates come from the State's compact job view.
 func (m *model) addByJobs(mode int) {
 	p := m.p
 	s, t := p.s, p.t
@@ -69,31 +73,39 @@ func (m *model) addByJobs(mode int) {
 		p.accEpoch = 1
 	}
 	ep, acc := p.accEpoch, p.hostAcc
-	ents := p.candPods[:0]
-	for j := range s.JobIDBound() {
-		if !s.HasJob(j) || !p.isCand(j, mode) {
-			continue
-		}
-		prio := p.jobs[j].prio
-		pods := s.AppendJobPods(p.podBuf[:0], j)
-		p.podBuf = pods
-		for _, q := range pods {
-			e := int32(len(ents))
-			ents = append(ents, jobPod{job: j, next: -1, prio: prio, pod: q})
-			a := &acc[q.Host]
-			if a.ep != ep {
-				*a = hostAcc{ep: ep, head: e}
-			} else {
-				ents[a.tail].next = e
+	limit := p.r.Priority // the candidates: preemptible, of priority below limit
+	if mode == modeBelow {
+		limit = min(limit, p.below)
+	}
+	ents, jobs, cands := p.candPods[:0], p.scanJobs[:0], p.scanCand[:0]
+	for w, x := range p.preW {
+		for ; x != 0; x &= x - 1 {
+			j := topology.JobID(w<<6 | bits.TrailingZeros64(x))
+			if p.prios[j] >= limit {
+				continue
 			}
-			a.tail = e
-			a.cmask |= q.GPUs
-			if q.Milli == 0 {
-				a.whole |= q.GPUs
+			k := int32(len(jobs))
+			jobs, cands = append(jobs, j), append(cands, -1)
+			pods := s.AppendJobPods(p.podBuf[:0], j)
+			p.podBuf = pods
+			for _, q := range pods {
+				e := int32(len(ents))
+				ents = append(ents, jobPod{k: k, next: -1, gpus: q.GPUs, milli: q.Milli, cpu: q.CPUMilli, mem: q.MemoryMiB})
+				a := &acc[q.Host]
+				if a.ep != ep {
+					*a = hostAcc{ep: ep, head: e}
+				} else {
+					ents[a.tail].next = e
+				}
+				a.tail = e
+				a.cmask |= q.GPUs
+				if q.Milli == 0 {
+					a.whole |= q.GPUs
+				}
 			}
 		}
 	}
-	p.candPods = ents
+	p.candPods, p.scanJobs, p.scanCand = ents, jobs, cands
 	m.restGPUs += int64(s.Free(0))
 	m.rest[0] += int64(s.PodCapacity(0, int(p.sets[0].gpus)))
 	for h := range topology.HostID(len(acc)) {
@@ -134,24 +146,23 @@ func (m *model) addCandHost(h topology.HostID, mode int, a *hostAcc) {
 	if int64(bits.OnesCount64(share&^fixed))/g == none {
 		return // dead: its constant capacity is the histograms' already
 	}
-	rec, _ := p.hostBase(h)
-	rec.fixed, rec.others = fixed, fixed != 0
+	// hostBase's record, which quietOK reduces to this: healthy (checked),
+	// any model, any host, no nominations.
+	rec := hostRec{h: h, owner: -1, share: share, cpu: int64(s.HostCPU(h)), mem: int64(s.HostMemory(h)),
+		fixed: fixed, others: fixed != 0}
 	free := int64(s.HostFree(h)) // the histograms' share of h
 	m.restGPUs -= free
 	m.rest[0] -= free / g
 	rec.lo = int32(len(m.pods))
 	for e := a.head; e >= 0; e = p.candPods[e].next {
-		jp := &p.candPods[e]
-		q := &jp.pod
-		ci := p.candIdx[jp.job]
-		if p.candEp[jp.job] != p.candEpoch {
-			ci = m.newCand(jp.job, jp.prio, true)
+		q := &p.candPods[e]
+		ci := p.scanCand[q.k]
+		if ci < 0 {
+			ci = m.candOf(p.scanJobs[q.k], mode)
+			p.scanCand[q.k] = ci
 		}
-		m.pods = append(m.pods, podEnt{cand: ci, gpus: q.GPUs, milli: q.Milli, cpu: q.CPUMilli, mem: q.MemoryMiB})
-		cd := &m.cands[ci]
-		cd.gpus += int64(q.NumGPUs())
-		cd.npods++
-		cd.milli += q.MilliGPU()
+		m.pods = append(m.pods, podEnt{cand: ci, gpus: q.gpus, milli: q.milli, cpu: q.cpu, mem: q.mem})
+		m.cands[ci].gpus += int64(bits.OnesCount64(q.gpus))
 	}
 	rec.hi = int32(len(m.pods))
 	if held {
@@ -169,14 +180,14 @@ func (p *Planner) explain(h topology.HostID, a *hostAcc, fixed uint64) uint64 {
 	var milli [topology.MaxHostGPUs]int32
 	var frac uint64
 	for e := a.head; e >= 0; e = p.candPods[e].next {
-		q := &p.candPods[e].pod
-		if q.Milli == 0 {
+		q := &p.candPods[e]
+		if q.milli == 0 {
 			continue
 		}
-		for u := q.GPUs; u != 0; u &= u - 1 {
+		for u := q.gpus; u != 0; u &= u - 1 {
 			b := bits.TrailingZeros64(u)
 			frac |= 1 << uint(b)
-			milli[b] += q.Milli
+			milli[b] += q.milli
 		}
 	}
 	lo, _ := p.t.HostGPUs(h)

@@ -94,11 +94,12 @@ type Planner struct {
 	below     int32 // modeBelow's priority edge
 	leafLevel topology.Level
 
-	// Per job id, stamped per call (jobCache.ep, milliEp) or per model (candEp).
-	jobEpoch  uint32
-	jobs      []jobCache
-	milliEp   []uint32
-	jobMilli  []int64
+	// The State's compact job view (topology jobs_compact.go), per job id.
+	prios  []int32
+	millis []uint64
+	preW   []uint64 // bit j: live and preemptible
+
+	// Per job id, stamped per model (candEp) or per marking (markEp).
 	candEpoch uint32
 	candEp    []uint32
 	candIdx   []int32
@@ -120,12 +121,18 @@ type Planner struct {
 	radixA  []radixKey
 	radixB  []radixKey
 	// candPods are the candidate pods of a job-first build, hostAcc what it
-	// gathers per host (stamped with accEpoch): modeljobs.go.
+	// gathers per host (stamped with accEpoch), scanJobs the candidate jobs
+	// in the order it met them and scanCand their model candidates (-1:
+	// none yet): modeljobs.go.
 	candPods []jobPod
 	hostAcc  []hostAcc
 	accEpoch uint32
+	scanJobs []topology.JobID
+	scanCand []int32
 	// milliHist counts GPUs by the milli freeing them costs (milliFloor).
 	milliHist []int64
+	// gpuBits is sortGPUs' bitmap of the cluster's GPUs.
+	gpuBits []uint64
 
 	m, m2 model
 	ex    exSearch
@@ -287,21 +294,13 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 	}
 
 	n := int(s.JobIDBound())
-	if len(p.jobs) < n {
-		p.jobs = make([]jobCache, n)
-		p.milliEp = make([]uint32, n)
-		p.jobMilli = make([]int64, n)
+	if len(p.candEp) < n {
 		p.candEp = make([]uint32, n)
 		p.candIdx = make([]int32, n)
 		p.markEp = make([]uint32, n)
-		p.jobEpoch, p.candEpoch, p.markEpoch = 0, 0, 0
+		p.candEpoch, p.markEpoch = 0, 0
 	}
-	p.jobEpoch++
-	if p.jobEpoch == 0 { // wrapped: clear the stamps
-		clear(p.jobs)
-		clear(p.milliEp)
-		p.jobEpoch = 1
-	}
+	p.prios, p.millis, p.preW = s.JobPriorities(), s.JobMilliGPUs(), s.PreemptibleJobWords()
 	p.excl.sync(s)
 	p.fallbacks = 0
 }
@@ -389,38 +388,14 @@ func (p *Planner) hostReq(h topology.HostID) *placement.Request {
 	return &p.hreq
 }
 
-// jobCache is a job's attributes as one call of Plan read them: one entry
-// per job id, so that classifying a pod touches one cache line.
-type jobCache struct {
-	ep   uint32 // the call's jobEpoch when loaded
-	prio int32
-	pods int32
-	pre  bool
-}
-
-// job attributes, cached per call.
-func (p *Planner) load(j topology.JobID) {
-	if p.jobs[j].ep == p.jobEpoch {
-		return
-	}
-	info, _ := p.s.JobInfo(j)
-	p.jobs[j] = jobCache{ep: p.jobEpoch, prio: info.Priority, pods: int32(p.s.JobPodCount(j)), pre: info.Preemptible}
-}
-
-// info returns job j's priority and preemptibility.
+// info returns job j's priority and preemptibility (j live). O(1): the
+// State's compact job view.
 func (p *Planner) info(j topology.JobID) (prio int32, pre bool) {
-	p.load(j)
-	c := &p.jobs[j]
-	return c.prio, c.pre
+	return p.prios[j], p.preW[j>>6]&(1<<(uint(j)&63)) != 0
 }
 
-// milli is the milli-GPU job j holds (all its pods), cached per call.
-func (p *Planner) milli(j topology.JobID) int64 {
-	if p.milliEp[j] != p.jobEpoch {
-		p.milliEp[j], p.jobMilli[j] = p.jobEpoch, p.s.JobMilliGPU(j)
-	}
-	return p.jobMilli[j]
-}
+// milli is the milli-GPU job j holds (all its pods).
+func (p *Planner) milli(j topology.JobID) int64 { return int64(p.millis[j]) }
 
 // isCand reports whether job j is a candidate under mode.
 func (p *Planner) isCand(j topology.JobID, mode int) bool {

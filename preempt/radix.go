@@ -73,12 +73,29 @@ func (p *Planner) sortInt64s(vals []int64) {
 	p.radixA, p.radixB = sorted, other
 }
 
-// sortGPUs sorts GPU ids ascending, by radix when there are many (a
-// whole-cluster gang's nomination lists hundreds of thousands).
-func (p *Planner) sortGPUs(g []topology.GPUID) {
+// sortGPUs sorts GPU ids (below bound) ascending and returns them, perhaps
+// without duplicates: through a bitmap of the ids below bound when they
+// number at least half its words (a whole-cluster gang's nomination lists
+// hundreds of thousands: O(bound/64 + n)), else by radix above 256 ids.
+func (p *Planner) sortGPUs(g []topology.GPUID, bound int) []topology.GPUID {
 	if len(g) < 256 {
 		slices.Sort(g)
-		return
+		return g
+	}
+	if words := (bound + 63) / 64; 2*len(g) >= words {
+		b := resize(p.gpuBits, words)
+		p.gpuBits = b
+		clear(b)
+		for _, x := range g {
+			b[x>>6] |= 1 << (uint(x) & 63)
+		}
+		g = g[:0]
+		for w, x := range b {
+			for ; x != 0; x &= x - 1 {
+				g = append(g, topology.GPUID(w<<6|bits.TrailingZeros64(x)))
+			}
+		}
+		return g
 	}
 	keys := resize(p.radixA, len(g))
 	hi := topology.GPUID(0)
@@ -91,4 +108,5 @@ func (p *Planner) sortGPUs(g []topology.GPUID) {
 		g[i] = topology.GPUID(sorted[i].k)
 	}
 	p.radixA, p.radixB = sorted, other
+	return g
 }

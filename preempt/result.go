@@ -116,7 +116,7 @@ func (p *Planner) nominate(out *Result, ready, expiry int64) {
 		}
 	}
 	if !slices.IsSorted(n.GPUs) {
-		p.sortGPUs(n.GPUs)
+		n.GPUs = p.sortGPUs(n.GPUs, t.NumGPUs())
 	}
 	n.GPUs = slices.Compact(n.GPUs) // fractional pods may share a GPU
 	slices.Sort(out.Displaced)

@@ -32,19 +32,50 @@ func (s *State) Apply(d Delta) error {
 	s.jr.on = s.needsJournal(&d)
 	if s.jr.on {
 		s.jr.reset()
+		s.deferring = true
 	}
 	for i := range d.Ops {
 		if err := s.apply(&d.Ops[i]); err != nil {
 			if s.jr.on {
 				s.jr.on = false
 				s.jr.rollback(s)
+				s.dropPending()
 			}
 			s.jobs = s.jobs[:nJobs] // records reserve appended are untouched again
 			return fmt.Errorf("op %d (%s): %w", i, d.Ops[i].Kind, err)
 		}
 	}
 	s.jr.on = false
+	s.flushPending()
 	return nil
+}
+
+// Deferred commits. While a journaled Delta runs, a host's commit (its
+// generation bump and the difference of its summary to the aggregates) waits
+// until every operation succeeded, and happens once per host however many
+// operations touched it: a repair that evicts a spare's filler and puts a
+// gang's pod there moves the aggregates not at all. The operations read
+// primary data only, so nothing they check sees the wait. A rejected Delta
+// rolls back the primary data and drops the pending commits: the derived
+// data was never touched.
+
+// flushPending commits the hosts whose commit was deferred, unjournaled.
+func (s *State) flushPending() {
+	s.deferring = false
+	for _, h := range s.pending {
+		s.hostFlags[h] &^= flagPending
+		s.commit(h)
+	}
+	s.pending = s.pending[:0]
+}
+
+// dropPending forgets the deferred commits of a rolled-back Delta.
+func (s *State) dropPending() {
+	s.deferring = false
+	for _, h := range s.pending {
+		s.hostFlags[h] &^= flagPending
+	}
+	s.pending = s.pending[:0]
 }
 
 func (s *State) apply(op *Op) error {
@@ -124,6 +155,7 @@ func (s *State) reserve(d *Delta) error {
 			s.jobs = append(s.jobs, jobRec{first: -1, last: -1, nom: -1})
 		}
 	}
+	s.growJobView()
 	if free := len(s.pods) - int(s.nPods); free < pods {
 		s.growPods(pods - free)
 	}

@@ -23,6 +23,7 @@ func (s *State) Clone() *State {
 	c.hostGen = slices.Clone(s.hostGen)
 	c.hostPods = slices.Clone(s.hostPods)
 	c.agg = s.agg.clone()
+	c.jobView = s.jobView.clone()
 	c.pods = append(make([]podRec, 0, cap(s.pods)), s.pods...)
 	c.jobs = append(make([]jobRec, 0, cap(s.jobs)), s.jobs...)
 	for i := range c.jobs {

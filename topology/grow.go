@@ -14,5 +14,6 @@ func (s *State) Grow(pods, jobs int) {
 	}
 	if jobs > 0 {
 		s.jobs = slices.Grow(s.jobs, jobs)
+		s.reserveJobView(jobs)
 	}
 }

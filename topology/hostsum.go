@@ -53,6 +53,13 @@ func (s *State) summarizeInto(h HostID, lo, n int, sum *hostSum) {
 // derived data it left last time (free mask, free count, capacity, shared
 // milli, idleness) to the host and every enclosing domain.
 func (s *State) commit(h HostID) {
+	if s.deferring {
+		if s.hostFlags[h]&flagPending == 0 {
+			s.hostFlags[h] |= flagPending // not journaled: cleared before Apply returns
+			s.pending = append(s.pending, h)
+		}
+		return
+	}
 	t := s.t
 	lo := int(t.hostGPU[h])
 	n := int(t.hostGPU[h+1]) - lo

@@ -31,7 +31,7 @@ func (s *State) MemoryBytes() (topo, jobs int) {
 		topo += bytesOf(w)
 	}
 
-	jobs = bytesOf(s.jobs) + bytesOf(s.pods) + bytesOf(s.noms)
+	jobs = bytesOf(s.jobs) + bytesOf(s.pods) + bytesOf(s.noms) + s.jobView.bytes()
 	for i := range s.jobs {
 		jobs += bytesOf(s.jobs[i].info.Sets)
 	}

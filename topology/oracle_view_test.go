@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -293,6 +294,9 @@ func oracleCompareHosts(s *State, m *oracleModel, v *oracleView) error {
 			return fmt.Errorf("HostFailedMask(%d) = %#x, oracle %#x", h, s.HostFailedMask(h), v.hostFailed[h])
 		case s.HostHealth(h) != m.health[h]:
 			return fmt.Errorf("HostHealth(%d) = %s, oracle %s", h, s.HostHealth(h), m.health[h])
+		case s.HostHealthyGPUs(h) != oracleHealthyGPUs(s.Tree(), h, m.health[h], v.hostFailed[h]):
+			return fmt.Errorf("HostHealthyGPUs(%d) = %d, oracle %d", h, s.HostHealthyGPUs(h),
+				oracleHealthyGPUs(s.Tree(), h, m.health[h], v.hostFailed[h]))
 		case s.HostIdle(h) != v.hostIdle[h]:
 			return fmt.Errorf("HostIdle(%d) = %v, oracle %v", h, s.HostIdle(h), v.hostIdle[h])
 		case (idleW[hi/64]>>uint(hi%64)&1 == 1) != v.hostIdle[h]:
@@ -482,11 +486,19 @@ func oracleCompareJobs(s *State, m *oracleModel) error {
 	if got, want := s.AppendNominees(nil), m.nomIDs(); !slices.Equal(got, want) {
 		return fmt.Errorf("AppendNominees = %v, oracle %v", got, want)
 	}
-	return nil
+	return oracleCompareJobView(s, m)
 }
 
 func oracleSameJob(a, b Job) bool {
 	return a.Priority == b.Priority && a.Preemptible == b.Preemptible && a.Movable == b.Movable &&
 		a.Exclusive == b.Exclusive && a.HasEnd == b.HasEnd && a.End == b.End &&
 		a.Required == b.Required && a.Preferred == b.Preferred && slices.Equal(a.Sets, b.Sets)
+}
+
+// oracleHealthyGPUs: a healthy host's GPUs that have not failed, else 0.
+func oracleHealthyGPUs(t *Tree, h HostID, health Health, failed uint64) int {
+	if health != Healthy {
+		return 0
+	}
+	return t.HostGPUCount(h) - bits.OnesCount64(failed)
 }

@@ -157,6 +157,7 @@ func (s *State) removeJob(id JobID) error {
 	rec := s.jobs[id]
 	rec.live, rec.first, rec.last, rec.n = false, -1, -1, 0
 	s.wJob(id, rec)
+	s.setJobView(id)
 	s.w32(&s.nJobs, s.nJobs-1)
 	return nil
 }

@@ -66,6 +66,10 @@ func (s *State) HostFailedMask(h HostID) uint64 {
 // HostHealth returns host h's health.
 func (s *State) HostHealth(h HostID) Health { return Health(s.hostFlags[h] & flagHealthMask) }
 
+// HostHealthyGPUs is host h's GPUs that have not failed when h is healthy,
+// else 0: HostGPUCount(h) means a healthy host with no failed GPU. O(1).
+func (s *State) HostHealthyGPUs(h HostID) int { return int(s.hostCap[h]) }
+
 // HostExclusive returns the job holding host h exclusively, if any.
 func (s *State) HostExclusive(h HostID) (JobID, bool) {
 	if s.hostFlags[h]&flagExclusive == 0 {

@@ -8,6 +8,7 @@ import (
 const (
 	flagHealthMask uint8 = 3 // Health value
 	flagExclusive  uint8 = 4 // held exclusively by the job of its pods
+	flagPending    uint8 = 8 // during Apply: its commit is deferred (see deferCommits)
 )
 
 // State is the mutable occupancy of a Tree: per-GPU free bits and milli-GPU,
@@ -40,7 +41,8 @@ type State struct {
 	hostGen   []uint32
 	hostPods  []int32 // first pod on the host, ordered by (job, rank); -1 none
 
-	agg // derived
+	agg     // derived
+	jobView // derived: the compact job view (jobs_compact.go)
 
 	jobs    []jobRec
 	pods    []podRec
@@ -51,6 +53,8 @@ type State struct {
 
 	jr           journal
 	replaceSlots []int32   // scratch of replacePods
+	deferring    bool      // commits are deferred to the end of Apply (see deferCommits)
+	pending      []HostID  // the hosts whose commit is deferred
 	touches      *touchLog // allocated with the State; Clone starts a fresh log
 }
 

@@ -1,0 +1,149 @@
+package topology
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The compact job view: per job id, the priority, pod count and milli-GPUs
+// of the live job with that id, and a bit for the preemptible ones, in flat
+// arrays a planner scans without touching the job table. A job record is
+// about a hundred bytes and a cluster of a million GPUs holds hundreds of
+// thousands of jobs: a scan for preemption candidates that reads every
+// record streams tens of megabytes, one over these arrays four bytes a job.
+//
+// A job's attributes, pod count and pod shapes change only when it is added
+// or removed (moves and replacements keep every pod's shape), so addJob and
+// removeJob keep the view, with journaled writes like every other; reserve
+// grows it with the job table, before any write. Ids the view does not reach
+// (the table also grows outside Apply, for absent ids) are absent. Check
+// compares it with the job table.
+
+// jobView is the compact job view. Entries of absent ids are zero.
+type jobView struct {
+	jobPrio  []int32  // the live job's priority
+	jobPods  []int32  // its pod count
+	jobMilli []uint64 // the milli-GPUs its pods hold
+	jobPre   []uint64 // bit j: job j is live and preemptible
+}
+
+// JobPriorities returns, indexed by job id, the priority of each live job (0
+// for absent ids); ids at or beyond its length (at most JobIDBound) are
+// absent. Read-only, valid until the next Apply. O(1).
+func (s *State) JobPriorities() []int32 { return s.jobPrio[:s.viewLen()] }
+
+// JobPodCounts returns, indexed by job id, each live job's pod count (0 for
+// absent ids, and only for them); ids at or beyond its length are absent.
+// Read-only, valid until the next Apply. O(1).
+func (s *State) JobPodCounts() []int32 { return s.jobPods[:s.viewLen()] }
+
+// JobMilliGPUs returns, indexed by job id, the milli-GPUs each live job's
+// pods hold (JobMilliGPU; 0 for absent ids); ids at or beyond its length are
+// absent. Read-only, valid until the next Apply. O(1).
+func (s *State) JobMilliGPUs() []uint64 { return s.jobMilli[:s.viewLen()] }
+
+// PreemptibleJobWords returns the words of a bitset over job ids: bit j is
+// set when job j is live and preemptible. Ids beyond its bits are absent.
+// Read-only, valid until the next Apply. O(1).
+func (s *State) PreemptibleJobWords() []uint64 { return s.jobPre[:(s.viewLen()+63)/64] }
+
+// viewLen is the number of job ids the view covers.
+func (s *State) viewLen() int { return min(len(s.jobPrio), len(s.jobs)) }
+
+// growJobView extends the view to the job table's length (before any
+// journaled write: journal entries point into its arrays).
+func (s *State) growJobView() {
+	n := len(s.jobs)
+	if len(s.jobPrio) >= n {
+		return
+	}
+	s.jobPrio = append(s.jobPrio, make([]int32, n-len(s.jobPrio))...)
+	s.jobPods = append(s.jobPods, make([]int32, n-len(s.jobPods))...)
+	s.jobMilli = append(s.jobMilli, make([]uint64, n-len(s.jobMilli))...)
+	if w := (n + 63) / 64; len(s.jobPre) < w {
+		s.jobPre = append(s.jobPre, make([]uint64, w-len(s.jobPre))...)
+	}
+}
+
+// reserveJobView makes room for jobs more ids without reallocating (Grow).
+func (s *State) reserveJobView(jobs int) {
+	n := len(s.jobs) + jobs - len(s.jobPrio)
+	s.jobPrio = slices.Grow(s.jobPrio, n)
+	s.jobPods = slices.Grow(s.jobPods, n)
+	s.jobMilli = slices.Grow(s.jobMilli, n)
+	s.jobPre = slices.Grow(s.jobPre, (n+63)/64+1)
+}
+
+// setJobView writes job id's entry from its record (zero when absent),
+// journaled. O(its pods) for a live job: their milli-GPUs are summed.
+func (s *State) setJobView(id JobID) {
+	r := &s.jobs[id]
+	prio, n, milli, pre := int32(0), int32(0), uint64(0), false
+	if r.live {
+		prio, n, milli, pre = r.info.Priority, r.n, uint64(s.JobMilliGPU(id)), r.info.Preemptible
+	}
+	s.w32(&s.jobPrio[id], prio)
+	s.w32(&s.jobPods[id], n)
+	s.w64(&s.jobMilli[id], milli)
+	w, bit := &s.jobPre[id>>6], uint64(1)<<(uint(id)&63)
+	if nw := *w&^bit | b2u(pre)*bit; nw != *w {
+		s.w64(w, nw)
+	}
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// clone copies the view, keeping its spare room (see Grow).
+func (v *jobView) clone() jobView {
+	return jobView{jobPrio: cloneRoom(v.jobPrio), jobPods: cloneRoom(v.jobPods),
+		jobMilli: cloneRoom(v.jobMilli), jobPre: cloneRoom(v.jobPre)}
+}
+
+// cloneRoom copies s with its capacity.
+func cloneRoom[T any](s []T) []T { return append(make([]T, 0, cap(s)), s...) }
+
+// bytes is the view's share of MemoryBytes.
+func (v *jobView) bytes() int {
+	return bytesOf(v.jobPrio) + bytesOf(v.jobPods) + bytesOf(v.jobMilli) + bytesOf(v.jobPre)
+}
+
+// checkJobView compares the view with the job table.
+func (s *State) checkJobView() error {
+	if len(s.jobPods) != len(s.jobPrio) || len(s.jobMilli) != len(s.jobPrio) || len(s.jobPre) != (len(s.jobPrio)+63)/64 {
+		return fmt.Errorf("check: job view arrays of lengths %d, %d, %d, %d words",
+			len(s.jobPrio), len(s.jobPods), len(s.jobMilli), len(s.jobPre))
+	}
+	for j := range max(len(s.jobs), len(s.jobPrio)) {
+		var want jobEntry
+		if j < len(s.jobs) && s.jobs[j].live {
+			r := &s.jobs[j]
+			want = jobEntry{r.info.Priority, r.n, uint64(s.JobMilliGPU(JobID(j))), r.info.Preemptible}
+		}
+		if j >= len(s.jobPrio) {
+			if want != (jobEntry{}) {
+				return fmt.Errorf("check: job %d beyond the job view", j)
+			}
+			continue
+		}
+		got := jobEntry{s.jobPrio[j], s.jobPods[j], s.jobMilli[j], s.jobPre[j>>6]&(1<<(uint(j)&63)) != 0}
+		if got != want {
+			return fmt.Errorf("check: job %d: view %+v, job table %+v", j, got, want)
+		}
+	}
+	if n := len(s.jobPrio); n&63 != 0 && s.jobPre[n>>6]>>(uint(n)&63) != 0 {
+		return fmt.Errorf("check: job view: preemptible bits past id %d", n)
+	}
+	return nil
+}
+
+// jobEntry is one job's view entry, for Check.
+type jobEntry struct {
+	prio, pods int32
+	milli      uint64
+	pre        bool
+}
