@@ -80,17 +80,6 @@ type profScratch struct {
 	gc, after []int64
 }
 
-// loss is the capacity the current (one-pod) set destroys on the host hv
-// describes, with the GPU a fraction takes (-1 for others): the GPU of least
-// loss, ties to least free milli, then lowest index. ok is false if the pod
-// does not fit the host's GPUs.
-func (v *Solver) loss(hv *hostView) (loss int64, gpu int, ok bool) {
-	p, sc := v.prof, &v.psc
-	sc.size(p)
-	p.groupCaps(hv, sc.gc)
-	return v.lossFrom(hv, p.value(sc.gc, hv.model, hv.cpu, hv.mem))
-}
-
 // size makes the scratch fit p.
 func (sc *profScratch) size(p *profile) {
 	if len(sc.gc) != len(p.groups) {
@@ -98,7 +87,10 @@ func (sc *profScratch) size(p *profile) {
 	}
 }
 
-// lossFrom is loss with the host's value before known.
+// lossFrom is the capacity the current (one-pod) set destroys on the host
+// hv describes, whose value before is known, with the GPU a fraction takes
+// (-1 for others): the GPU of least loss, ties to least free milli, then
+// lowest index. ok is false if the pod does not fit the host's GPUs.
 func (v *Solver) lossFrom(hv *hostView, before int64) (loss int64, gpu int, ok bool) {
 	p, sc := v.prof, &v.psc
 	sc.size(p)
