@@ -39,16 +39,18 @@ type relHost struct {
 
 // release builds the base overlays for jobs gone. gone must be sorted.
 func (v *Solver) release(gone []topology.JobID) {
-	v.gatherRel(gone)
+	v.rel, v.gone, v.relSum, v.relOrder = v.rel[:0], gone, v.relSum[:0], v.relOrder[:0]
+	if len(gone) == 0 {
+		return
+	}
+	v.gatherRel()
 	v.buildRel(v.denseRel())
 }
 
-// gatherRel forgets the last call's released hosts and gathers the pods of
-// the jobs gone into relPods.
-func (v *Solver) gatherRel(gone []topology.JobID) {
-	v.rel, v.gone, v.relSum, v.relOrder = v.rel[:0], gone, v.relSum[:0], v.relOrder[:0]
+// gatherRel gathers the pods of the jobs gone (v.gone) into relPods.
+func (v *Solver) gatherRel() {
 	pods := v.relPods[:0]
-	for _, j := range gone {
+	for _, j := range v.gone {
 		pods = v.s.AppendJobPods(pods, j)
 	}
 	v.relPods = pods
@@ -58,6 +60,7 @@ func (v *Solver) gatherRel(gone []topology.JobID) {
 // with prefix sums of their gains; dense chooses how the hosts are listed
 // (see release_index.go).
 func (v *Solver) buildRel(dense bool) {
+	v.rel, v.relSum, v.relOrder = v.rel[:0], v.relSum[:0], v.relOrder[:0]
 	if len(v.relPods) == 0 {
 		return
 	}

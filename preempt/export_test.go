@@ -1,5 +1,14 @@
 package preempt
 
+import (
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/blinksched/blink/placement"
+	"github.com/blinksched/blink/topology"
+)
+
 // Fallbacks counts the searches that had to be repeated because the model
 // and placement disagreed (a bug: tests check it stays 0).
 func Fallbacks(p *Planner) int { return p.fallbacks }
@@ -10,7 +19,52 @@ func Fallbacks(p *Planner) int { return p.fallbacks }
 // against.
 func SetFolding(p *Planner, on bool) { p.unfolded = !on }
 
-func ProbeModel(t interface{ Logf(string, ...any) }, p *Planner) {
-	m := &p.m
-	t.Logf("model hosts %d pods %d cands %d candPods %d below %d", len(m.hosts), len(m.pods), len(m.cands), len(p.candPods), p.below)
+// JobFirstDiff compares the job-first build of the whole cluster
+// (modeljobs.go), by both ways of fetching the candidates' pods, with the
+// host-by-host build it stands for (addHost over every host, dead hosts
+// folded), for request r and the candidates of r (and those below below):
+// the same hosts (but for hostRec.others, which the job-first build
+// approximates) with the same candidate pods, the same candidates, the same
+// rest. It returns false, nil when r does not take the job-first path.
+func JobFirstDiff(p *Planner, s *topology.State, r *placement.Request, below int32) (bool, error) {
+	p.begin(s, r)
+	hosts := topology.HostID(s.Tree().NumHosts())
+	if !p.jobFirst(0, hosts, p.modelExact && p.wholeSets()) {
+		return false, nil
+	}
+	p.below = below
+	for _, mode := range []int{modeCands, modeBelow} {
+		m := &p.m
+		m.start(p, 0, hosts)
+		for h := range hosts {
+			m.addHost(h, mode, true)
+		}
+		want := snapshot(m)
+		for fetch := 1; fetch <= 2; fetch++ {
+			p.fetch = fetch
+			m.start(p, 0, hosts)
+			m.addByJobs(mode)
+			p.fetch = 0
+			if got := snapshot(m); !reflect.DeepEqual(got, want) {
+				return true, fmt.Errorf("mode %d, fetch %d: job first\n%+v\nhost by host\n%+v", mode, fetch, got, want)
+			}
+		}
+	}
+	return true, nil
+}
+
+type modelSnap struct {
+	Hosts          []hostRec
+	Pods           []podEnt
+	Cands          []cand
+	Rest           []int64
+	RestGPUs, GPUs int64
+}
+
+func snapshot(m *model) modelSnap {
+	hs := slices.Clone(m.hosts)
+	for i := range hs {
+		hs[i].others = false
+	}
+	return modelSnap{hs, slices.Clone(m.pods), slices.Clone(m.cands), slices.Clone(m.rest), m.restGPUs, m.gpus0}
 }

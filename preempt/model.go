@@ -71,6 +71,7 @@ type cand struct {
 	pre     bool  // preemptible
 	gpus    int64 // GPUs its pods hold in the scope
 	lo, hi  int32 // slots[lo:hi]: indices of its hosts in the model
+	milli   int64 // the milli-GPUs it holds (all its pods, in the scope or not)
 }
 
 type model struct {
@@ -106,15 +107,8 @@ type model struct {
 // build makes the model of hosts [hlo, hhi) with the candidates of mode, all
 // out of V. O(hosts + pods of the scope).
 func (m *model) build(p *Planner, hlo, hhi topology.HostID, mode int) {
-	m.p, m.hlo, m.hhi = p, hlo, hhi
-	m.hosts, m.pods, m.cands, m.slots = m.hosts[:0], m.pods[:0], m.cands[:0], m.slots[:0]
+	m.start(p, hlo, hhi)
 	ns := len(p.sets)
-	m.rest = resize(m.rest, ns)
-	m.total = resize(m.total, ns)
-	clear(m.rest)
-	m.restGPUs, m.gpus0 = 0, 0
-	m.exact = p.modelExact
-	p.candEpoch++
 	fold := !p.unfolded && m.exact && (mode == modeCands || mode == modeBelow) && p.wholeSets()
 	m.addHosts(hlo, hhi, mode, fold)
 	m.sortCands()
@@ -139,6 +133,18 @@ func (m *model) build(p *Planner, hlo, hhi topology.HostID, mode int) {
 	m.gpus0 += m.restGPUs
 }
 
+// start empties the model for hosts [hlo, hhi), before hosts are added.
+func (m *model) start(p *Planner, hlo, hhi topology.HostID) {
+	m.p, m.hlo, m.hhi = p, hlo, hhi
+	m.hosts, m.pods, m.cands, m.slots = m.hosts[:0], m.pods[:0], m.cands[:0], m.slots[:0]
+	m.rest = resize(m.rest, len(p.sets))
+	m.total = resize(m.total, len(p.sets))
+	clear(m.rest)
+	m.restGPUs, m.gpus0 = 0, 0
+	m.exact = p.modelExact
+	p.candEpoch++
+}
+
 // candOf returns job j's candidate index, adding it on first sight.
 func (m *model) candOf(j topology.JobID, mode int) int32 {
 	p := m.p
@@ -153,45 +159,35 @@ func (m *model) candOf(j topology.JobID, mode int) int32 {
 // of the model, and returns its index.
 func (m *model) newCand(j topology.JobID, prio int32, pre bool) int32 {
 	p := m.p
+	return m.addCand(cand{id: j, prio: prio, allowed: pre && prio < p.r.Priority, pre: pre, milli: p.milli(j)})
+}
+
+// addCand appends candidate cd and returns its index.
+func (m *model) addCand(cd cand) int32 {
+	p := m.p
 	c := int32(len(m.cands))
-	m.cands = append(m.cands, cand{id: j, prio: prio, allowed: pre && prio < p.r.Priority, pre: pre})
-	p.candEp[j], p.candIdx[j] = p.candEpoch, c
+	m.cands = append(m.cands, cd)
+	p.candEp[cd.id], p.candIdx[cd.id] = p.candEpoch, c
 	return c
 }
 
-// sortCands orders candidates by (priority, id), renumbers the pods and
-// owners, and lists each candidate's hosts (slots).
+// sortCands orders candidates by priority (orderCands), renumbers the pods
+// and owners, and lists each candidate's hosts (slots). Candidates met in
+// priority order already (one priority, say) keep their numbers.
 func (m *model) sortCands() {
-	p := m.p
 	n := len(m.cands)
-	m.remap = resize(m.remap, n)
-	ids := p.idBuf[:0]
-	for i := range m.cands {
-		ids = append(ids, m.cands[i].id)
-	}
-	p.idBuf = ids
-	m.orderCands()
-	for i := range m.cands {
-		p.candIdx[m.cands[i].id] = int32(i)
-	}
-	for old, id := range ids {
-		m.remap[old] = p.candIdx[id]
-	}
-	for i := range m.pods {
-		m.pods[i].cand = m.remap[m.pods[i].cand]
+	if !slices.IsSortedFunc(m.cands, func(a, b cand) int { return cmp3(int64(a.prio), int64(b.prio)) }) {
+		m.renumber()
 	}
 	m.counts = resize(m.counts, n+1)
 	clear(m.counts)
-	last := m.remap[:0] // reuse: last host counted per candidate
-	last = resize(last, n)
+	m.remap = resize(m.remap, n)
+	last := m.remap // reuse: last host counted per candidate
 	for i := range last {
 		last[i] = -1
 	}
 	for k := range m.hosts {
 		rec := &m.hosts[k]
-		if rec.owner >= 0 {
-			rec.owner = p.candIdx[ids[rec.owner]]
-		}
 		for i := rec.lo; i < rec.hi; i++ {
 			if c := m.pods[i].cand; last[c] != int32(k) {
 				last[c] = int32(k)
@@ -215,6 +211,33 @@ func (m *model) sortCands() {
 				m.slots[m.cands[c].hi] = int32(k)
 				m.cands[c].hi++
 			}
+		}
+	}
+}
+
+// renumber sorts the candidates by priority (orderCands) and renumbers the
+// pods and owners accordingly.
+func (m *model) renumber() {
+	p := m.p
+	m.remap = resize(m.remap, len(m.cands))
+	ids := p.idBuf[:0]
+	for i := range m.cands {
+		ids = append(ids, m.cands[i].id)
+	}
+	p.idBuf = ids
+	m.orderCands()
+	for i := range m.cands {
+		p.candIdx[m.cands[i].id] = int32(i)
+	}
+	for old, id := range ids {
+		m.remap[old] = p.candIdx[id]
+	}
+	for i := range m.pods {
+		m.pods[i].cand = m.remap[m.pods[i].cand]
+	}
+	for k := range m.hosts {
+		if rec := &m.hosts[k]; rec.owner >= 0 {
+			rec.owner = m.remap[rec.owner]
 		}
 	}
 }
@@ -341,26 +364,40 @@ func (m *model) mark(c int, in bool) int64 {
 	return lost
 }
 
-// flush recomputes the dirty hosts, in host order.
+// flush recomputes the dirty hosts, in host order: sorted, or, when they
+// are many (a threshold step marks every host), found by a pass over
+// dirtyAt.
 func (m *model) flush() {
-	if len(m.dirty) == 0 {
-		return
-	}
-	if len(m.dirty) > 1 {
-		slices.Sort(m.dirty)
-	}
 	nh := len(m.hosts)
-	for _, k := range m.dirty {
-		m.dirtyAt[k] = false
-		for si := range m.total {
-			i := si*nh + int(k)
-			if nw := m.hostCap(int(k), si); nw != m.caps[i] {
-				m.total[si] += nw - m.caps[i]
-				m.caps[i] = nw
+	switch {
+	case len(m.dirty) == 0:
+		return
+	case 8*len(m.dirty) >= nh:
+		for k := range m.dirtyAt {
+			if m.dirtyAt[k] {
+				m.recompute(k)
 			}
+		}
+	default:
+		slices.Sort(m.dirty)
+		for _, k := range m.dirty {
+			m.recompute(int(k))
 		}
 	}
 	m.dirty = m.dirty[:0]
+}
+
+// recompute clears dirty host k and recomputes its capacities.
+func (m *model) recompute(k int) {
+	m.dirtyAt[k] = false
+	nh := len(m.hosts)
+	for si := range m.total {
+		i := si*nh + k
+		if nw := m.hostCap(k, si); nw != m.caps[i] {
+			m.total[si] += nw - m.caps[i]
+			m.caps[i] = nw
+		}
+	}
 }
 
 // setRange puts candidates [lo, hi) in V (in) or takes them out, each host

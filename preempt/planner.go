@@ -96,6 +96,7 @@ type Planner struct {
 
 	// The State's compact job view (topology jobs_compact.go), per job id.
 	prios  []int32
+	npods  []int32
 	millis []uint64
 	preW   []uint64 // bit j: live and preemptible
 
@@ -120,15 +121,15 @@ type Planner struct {
 	rkeys   []restKey
 	radixA  []radixKey
 	radixB  []radixKey
-	// candPods are the candidate pods of a job-first build, hostAcc what it
-	// gathers per host (stamped with accEpoch), scanJobs the candidate jobs
-	// in the order it met them and scanCand their model candidates (-1:
-	// none yet): modeljobs.go.
-	candPods []jobPod
-	hostAcc  []hostAcc
-	accEpoch uint32
-	scanJobs []topology.JobID
-	scanCand []int32
+	// A job-first build (modeljobs.go): candLinks chains the candidate pods
+	// in podBuf per host, hostAcc is what it gathers per host (stamped with
+	// accEpoch), scanJobs the candidate jobs in the order it met them and
+	// scanCand their model candidates (-1: none yet).
+	candLinks []podLink
+	hostAcc   []hostAcc
+	accEpoch  uint32
+	scanJobs  []scanJob
+	scanCand  []int32
 	// milliHist counts GPUs by the milli freeing them costs (milliFloor).
 	milliHist []int64
 	// gpuBits is sortGPUs' bitmap of the cluster's GPUs.
@@ -157,6 +158,9 @@ type Planner struct {
 	// unfolded models dead hosts like any other (modelhost.go): set by
 	// tests only, to compare folding with its absence.
 	unfolded bool
+	// fetch chooses fetchPods' walk: 0 by the candidates' share of the
+	// pods, 1 the candidates' jobs, 2 every job (set by tests only).
+	fetch int
 
 	lastJob  topology.JobID // hostMayBeat's last one-job host, and its verdict
 	lastBeat bool
@@ -300,7 +304,7 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 		p.markEp = make([]uint32, n)
 		p.candEpoch, p.markEpoch = 0, 0
 	}
-	p.prios, p.millis, p.preW = s.JobPriorities(), s.JobMilliGPUs(), s.PreemptibleJobWords()
+	p.prios, p.npods, p.millis, p.preW = s.JobPriorities(), s.JobPodCounts(), s.JobMilliGPUs(), s.PreemptibleJobWords()
 	p.excl.sync(s)
 	p.fallbacks = 0
 }

@@ -84,7 +84,7 @@ func (p *Planner) searchScope(m *model, dom topology.DomainID, host topology.Hos
 		m.set(c, true)
 		if forced[c] {
 			nf++
-			milliE += p.milli(m.cands[c].id)
+			milliE += m.cands[c].milli
 		}
 	}
 	if lb := (Cost{Priority: pstar, Victims: max(nf, 1), Milli: milliE}); p.found && !lb.Less(p.best) {
@@ -156,13 +156,13 @@ func (p *Planner) exhaustive(m *model, dom topology.DomainID, host topology.Host
 	keys := resize(p.keys, len(rest))
 	p.keys = keys
 	slices.SortFunc(rest, func(a, b int32) int {
-		if c := cmp3(p.milli(m.cands[a].id), p.milli(m.cands[b].id)); c != 0 {
+		if c := cmp3(m.cands[a].milli, m.cands[b].milli); c != 0 {
 			return c
 		}
 		return cmp3(int64(m.cands[a].id), int64(m.cands[b].id))
 	})
 	for i, c := range rest {
-		keys[i] = p.milli(m.cands[c].id)
+		keys[i] = m.cands[c].milli
 	}
 	x := &p.ex
 	*x = exSearch{p: p, m: m, dom: dom, host: host, rest: rest, keys: keys, budget: p.cfg.MaxSubsets,
@@ -322,7 +322,7 @@ func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, 
 	keys := p.rkeys[:0]
 	for _, c := range rest {
 		cd := &m.cands[c]
-		keys = append(keys, restKey{gpus: cd.gpus, milli: p.milli(cd.id), id: cd.id, c: c})
+		keys = append(keys, restKey{gpus: cd.gpus, milli: cd.milli, id: cd.id, c: c})
 	}
 	p.rkeys = keys
 	p.sortRest(keys, rest)
@@ -355,7 +355,7 @@ func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, 
 			m.set(int(c), true)
 			low = m.total[0]
 			kept++
-			milli += p.milli(m.cands[c].id)
+			milli += m.cands[c].milli
 		}
 		m.flush()
 		rest = rest[:0]
@@ -367,7 +367,7 @@ func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, 
 		}
 		m.set(int(c), true)
 		kept++
-		milli += p.milli(m.cands[c].id)
+		milli += m.cands[c].milli
 	}
 	cost := Cost{Priority: pstar, Victims: kept, Milli: milli}
 	bound := Cost{Priority: pstar, Victims: nf + lbCount, Milli: lbMilli}
@@ -454,7 +454,7 @@ func (p *Planner) coverCount(gain []int64, need int64) int {
 func (p *Planner) cheapest(m *model, rest []int32, k int) int64 {
 	g := p.sortBuf[:0]
 	for _, c := range rest {
-		g = append(g, p.milli(m.cands[c].id))
+		g = append(g, m.cands[c].milli)
 	}
 	p.sortBuf = g
 	p.sortInt64s(g)
