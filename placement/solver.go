@@ -62,11 +62,8 @@ type Solver struct {
 
 	rel      []relHost  // hosts of the jobs gone (PlaceWithout), sorted by host
 	relSum   [][2]int64 // prefix sums of rel's gains
-	relOrder []int64    // scratch of sortRel: host<<32 | index
-	relTmp   []relHost  // scratch of sortRel
+	relOrder []int64    // released hosts: bitmap words with per-word counts, or empty (release_index.go)
 	relIdx   []int32    // per host: index into rel while building it
-	relStamp []uint32   // per host: relEpoch when relIdx is valid
-	relEpoch uint32
 	gone     []topology.JobID // sorted
 	relPods  []topology.Pod   // scratch
 	relJobs  []topology.JobID // scratch
