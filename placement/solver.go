@@ -60,10 +60,10 @@ type Solver struct {
 	wide     []*wideMin // by GPUs per pod
 	scope    topology.DomainID
 
-	rel      []relHost  // hosts of the jobs gone (PlaceWithout), sorted by host
-	relSum   [][2]int64 // prefix sums of rel's gains
-	relOrder []int64    // released hosts: bitmap words with per-word counts, or empty (release_index.go)
-	relIdx   []int32    // per host: index into rel while building it
+	rel      []relHost        // hosts of the jobs gone (PlaceWithout), sorted by host
+	relSum   [][2]int64       // prefix sums of rel's gains
+	relOrder []int64          // released hosts: bitmap words with per-word counts, or empty (release_index.go)
+	relIdx   []int32          // per host: index into rel while building it
 	gone     []topology.JobID // sorted
 	relPods  []topology.Pod   // scratch
 	relJobs  []topology.JobID // scratch
