@@ -127,3 +127,38 @@ func TestFillFull(t *testing.T) {
 		t.Logf("%s: %+v", shape, st)
 	}
 }
+
+// BenchmarkPreemptReadVictims is a floor under any preemption answer for the
+// gpus200k request: only reading the pods of the victims BenchmarkPreempt's
+// answer evicts (topology.State.AppendJobPods, in victim order) — the least
+// an answer must look at to know which GPUs it frees. Reports pods/op and
+// the ratio to the floor.
+func BenchmarkPreemptReadVictims(b *testing.B) {
+	for _, shape := range Shapes {
+		b.Run("gpus=1M/shape="+shape+"/req=gpus200k", func(b *testing.B) {
+			s, _, err := LoadedFull(shape, "1M", DefaultSeed)
+			if err != nil {
+				b.Fatal(err)
+			}
+			req, err := PlaceRequest(s.Tree(), "gpus200k")
+			if err != nil {
+				b.Fatal(err)
+			}
+			req.Job, req.Priority = s.JobIDBound(), PreemptPriority
+			var p preempt.Planner
+			var res preempt.Result
+			if ok, _, err := p.Plan(s, &req, 0, 1, &res); err != nil || !ok {
+				b.Fatalf("no answer: %v", err)
+			}
+			var pods []topology.Pod
+			for b.Loop() {
+				pods = pods[:0]
+				for _, v := range res.Victims {
+					pods = s.AppendJobPods(pods, v)
+				}
+			}
+			b.ReportMetric(float64(len(pods)), "pods/op")
+			ReportRatio(b, "1M")
+		})
+	}
+}
