@@ -328,9 +328,12 @@ func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
 	stride := nm * nb
 	for c := lo; c < hi; c++ {
 		cp := int64(0)
-		if nm == 1 && g == nb-1 { // pods of a whole (largest) host: one count
+		switch {
+		case nm == 1 && g == nb-1: // pods of a whole (largest) host: one count
 			cp = int64(hist[int(c)*stride+g])
-		} else {
+		case nm == 1 && g == 1: // one-GPU pods: Σ k·hist[k], the free GPUs
+			cp = int64(free[c])
+		default:
 			row := hist[int(c)*stride : (int(c)+1)*stride]
 			for m := range nm {
 				if !v.modelOK[m] {

@@ -63,21 +63,8 @@ func (v *Solver) largestHost() int {
 	return best
 }
 
-// modelMax is the largest host of model m (a scan the first time per tree).
-func (v *Solver) modelMax(m int) int {
-	if v.maxByModel == nil || v.maxTree != v.t {
-		v.maxTree = v.t
-		v.maxByModel = make([]int, v.t.NumModels())
-		for i := range v.maxByModel {
-			v.maxByModel[i] = -1
-		}
-		for h := range v.t.NumHosts() {
-			mm := v.t.HostModel(topology.HostID(h))
-			v.maxByModel[mm] = max(v.maxByModel[mm], v.t.HostGPUCount(topology.HostID(h)))
-		}
-	}
-	return v.maxByModel[m]
-}
+// modelMax is the largest host of model m (Prepare scans the tree once).
+func (v *Solver) modelMax(m int) int { return v.maxByModel[m] }
 
 // solve chooses the required domain and lays the gang out in it.
 func (v *Solver) solve() (topology.DomainID, bool) {

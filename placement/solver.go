@@ -69,7 +69,6 @@ type Solver struct {
 	relJobs  []topology.JobID // scratch
 	reason   Reason
 
-	maxTree    *topology.Tree
 	maxByModel []int
 
 	// the profile's capacity-loss rule (profile.go)
