@@ -112,13 +112,15 @@ func (s *State) propagate(h HostID, b, a *hostSum) {
 	nm, nb := int32(s.nm), int32(s.nb)
 	dFree, dCap, dShared := a.free-b.free, a.cap-b.cap, int64(a.shared-b.shared)
 	dIdle := b2i(a.idle) - b2i(b.idle)
-	touched := dFree != 0 || dShared != 0 || a.part != b.part
+	if dShared != 0 || a.part != b.part {
+		s.propagateShared(h, dFree != 0, dShared, b.part, a.part)
+	}
 	parent, free, hist := t.domParent, s.domFree, s.domHist
 	for d := t.hostParent[h]; d >= 0; d = parent[d] {
-		if touched && parent[d] == 0 {
-			s.touch(d)
-		}
 		if dFree != 0 {
+			if parent[d] == 0 {
+				s.touch(d)
+			}
 			free[d] += dFree
 			if nm > 1 {
 				s.domModel[d*nm+m] += dFree
@@ -130,14 +132,24 @@ func (s *State) propagate(h HostID, b, a *hostSum) {
 		if dCap != 0 {
 			s.domCap[d] += dCap
 		}
-		if dShared != 0 {
-			s.domShared[d] += dShared
-		}
-		if b.part != a.part {
-			addPart(s.domPart[int(d)*PartialBuckets:], b.part, a.part)
-		}
 		if dIdle != 0 {
 			s.addIdle(d, dIdle)
+		}
+	}
+}
+
+// propagateShared is propagate's part for shared milli and partly used GPUs
+// (fractional pods only): their aggregates, and the level-1 domain's touch
+// when the free GPUs did not change (propagate touches it then).
+func (s *State) propagateShared(h HostID, touched bool, dShared int64, bPart, aPart uint32) {
+	parent := s.t.domParent
+	for d := s.t.hostParent[h]; d >= 0; d = parent[d] {
+		if !touched && parent[d] == 0 {
+			s.touch(d)
+		}
+		s.domShared[d] += dShared
+		if bPart != aPart {
+			addPart(s.domPart[int(d)*PartialBuckets:], bPart, aPart)
 		}
 	}
 }
