@@ -127,6 +127,11 @@ func smallestLevel(t *topology.Tree, gpus int) topology.Level {
 // as running, and pending jobs drawn from PendingMix with seed, submitted at
 // time 0; the State has room for every pending pod (topology.State.Grow). The caller owns it (clone it to reuse it).
 func EngineFixture(gpus string, pending int, spares bool, seed uint64) (*blink.Engine, error) {
+	return engineFixture(gpus, pending, spares, seed, nil)
+}
+
+// engineFixture is EngineFixture with the config changed by edit, if not nil.
+func engineFixture(gpus string, pending int, spares bool, seed uint64, edit func(*blink.Config)) (*blink.Engine, error) {
 	s, _, err := Loaded("nvl72", gpus, EngineLoad, DefaultSeed)
 	if err != nil {
 		return nil, err
@@ -145,7 +150,11 @@ func EngineFixture(gpus string, pending int, spares bool, seed uint64) (*blink.E
 	// growing them.
 	st := s.Clone()
 	st.Grow(pods, pending)
-	e, err := blink.New(st, EngineConfig(s.Tree(), spares))
+	cfg := EngineConfig(s.Tree(), spares)
+	if edit != nil {
+		edit(&cfg)
+	}
+	e, err := blink.New(st, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("bench: engine fixture: %w", err)
 	}

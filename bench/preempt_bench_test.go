@@ -162,3 +162,36 @@ func BenchmarkPreemptReadVictims(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPreemptAfterCycle times the preemption BenchmarkCycle's cycle
+// attempts, on a State like the one it meets: EngineFixture's engine, with
+// preemption off, after its cycle (8,263 jobs bound); the request is the
+// job the cycle preempts for with preemption on (a 1,152-GPU gang of
+// priority 1000 that requires a block). Reports victims/op, exact and the
+// ratio to the floor.
+func BenchmarkPreemptAfterCycle(b *testing.B) {
+	s, req, err := PreemptAfterCycle(DefaultSeed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var p preempt.Planner
+	var res preempt.Result
+	ok, why, err := p.Plan(s, &req, 0, 1, &res)
+	if err != nil || !ok {
+		b.Fatalf("no answer: %v %s", err, why.Format(s.Tree()))
+	}
+	if err := checkPreempt(s, &req, &res); err != nil {
+		b.Fatal(err)
+	}
+	victims, exact := len(res.Victims), 0.0
+	if res.Exact {
+		exact = 1
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _, _ = p.Plan(s, &req, 0, 1, &res)
+	}
+	b.ReportMetric(float64(victims), "victims/op")
+	b.ReportMetric(exact, "exact")
+	ReportRatio(b, "1M")
+}

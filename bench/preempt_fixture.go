@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"math/rand/v2"
 
+	"github.com/blinksched/blink"
+	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
 )
 
@@ -132,4 +134,32 @@ func LoadedFull(shape, gpus string, seed uint64) (*topology.State, FillStats, er
 	}
 	fullStates.m[k] = loaded{s, st}
 	return s, st, nil
+}
+
+// PreemptAfterCycle returns the State and request of BenchmarkPreemptAfterCycle:
+// EngineFixture("1M", 10000, false, seed) run for one cycle with preemption
+// off, and the request of the job the same cycle preempts for with it on.
+func PreemptAfterCycle(seed uint64) (*topology.State, placement.Request, error) {
+	base, err := EngineFixture("1M", 10000, false, seed)
+	if err != nil {
+		return nil, placement.Request{}, err
+	}
+	d := base.Clone().Cycle(1)
+	if len(d.Preemptions) == 0 {
+		return nil, placement.Request{}, fmt.Errorf("bench: the fixture's cycle preempts for no job")
+	}
+	spec, err := base.Spec(d.Preemptions[0].Job)
+	if err != nil {
+		return nil, placement.Request{}, err
+	}
+	e, err := engineFixture("1M", 10000, false, seed, func(c *blink.Config) { c.MaxPreemptAttempts = -1 })
+	if err != nil {
+		return nil, placement.Request{}, err
+	}
+	e.Cycle(1)
+	s := e.State().Clone()
+	req := placement.Request{Job: s.JobIDBound(), Priority: spec.Priority, Preemptible: spec.Preemptible,
+		Sets: spec.Sets, Required: spec.Required, Preferred: spec.Preferred, Exclusive: spec.Exclusive,
+		Models: spec.Models}
+	return s, req, nil
 }
