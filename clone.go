@@ -44,7 +44,7 @@ func (e *Engine) Clone() *Engine {
 
 func (sp *spares) clone() spares {
 	c := spares{pol: sp.pol, isSpare: slices.Clone(sp.isSpare), eligible: slices.Clone(sp.eligible),
-		lo: sp.lo, dirty: slices.Clone(sp.dirty)}
+		lo: sp.lo, dirty: slices.Clone(sp.dirty), gpuless: sp.gpuless}
 	for i := range sp.count {
 		c.count = append(c.count, slices.Clone(sp.count[i]))
 		c.isDirty = append(c.isDirty, slices.Clone(sp.isDirty[i]))

@@ -252,3 +252,38 @@ func TestSparePools(t *testing.T) {
 		su0/rack2 |..|..s|..s|
 	`)
 }
+
+// TestSpareGPULessHost: an idle host without GPUs is a spare candidate the
+// aggregates do not show; after a drain and recovery it is a spare again
+// (Check verifies no short rack keeps a candidate).
+func TestSpareGPULessHost(t *testing.T) {
+	tree, err := topology.BuildHosts([]string{"rack"}, []topology.HostSpec{
+		{Name: "g0", Path: []string{"r0"}, GPUs: 4, CPUMilli: 32000, MemoryMiB: 65536},
+		{Name: "g1", Path: []string{"r0"}, GPUs: 4, CPUMilli: 32000, MemoryMiB: 65536},
+		{Name: "c0", Path: []string{"r0"}, GPUs: 0, CPUMilli: 32000, MemoryMiB: 65536}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := blink.New(topology.NewState(tree), blink.Config{Spares: []blink.SparePolicy{{Level: 1, Hosts: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, e: e, tree: tree}
+	c0, _ := tree.HostByName("c0")
+	if !e.IsSpare(c0) {
+		t.Fatal("the idle GPU-less host is not the spare")
+	}
+	A := h.submit(0, gang(2, 4, 5)) // fills g0 and g1 with non-preemptible work
+	h.confirmAll(h.cycle(1))
+	h.ok(e.Drain(c0))
+	h.cycle(2)
+	if e.IsSpare(c0) {
+		t.Fatal("a draining host stayed a spare")
+	}
+	h.ok(e.Recovered(c0))
+	h.cycle(3)
+	if !e.IsSpare(c0) {
+		t.Fatal("the recovered GPU-less host is not a spare again")
+	}
+	h.wantStatus(A, blink.Running)
+}

@@ -36,6 +36,7 @@ type spares struct {
 	best     []ratedHost        // scratch of designateBest
 	pods     []topology.HostPod // scratch of preemptibleOn
 	changed  bool               // the spare set changed since the engine last looked
+	gpuless  bool               // the tree has hosts without GPUs (noCandidate cannot see them)
 }
 
 type spareRef struct {
@@ -61,6 +62,7 @@ func (sp *spares) init(e *Engine) {
 	sp.eligible = make([]uint64, words)
 	for h := 0; h < t.NumHosts(); h++ {
 		sp.eligible[h>>6] |= 1 << (uint(h) & 63)
+		sp.gpuless = sp.gpuless || t.HostGPUCount(topology.HostID(h)) == 0
 	}
 	for i, p := range sp.pol {
 		lo, hi := t.LevelDomains(p.Level)
@@ -295,8 +297,12 @@ func (sp *spares) designateBest(e *Engine, d topology.DomainID, n int) {
 // candidate: outside its spares, no GPU is free and none is held by
 // preemptible work, while a candidate is idle or holds only preemptible work.
 // O(spares of d) instead of a scan of d's hosts — the common case after a
-// repair took a rack's spare from under a gang.
+// repair took a rack's spare from under a gang. An idle host without GPUs
+// is a candidate the aggregates do not show: on such trees it says false.
 func (sp *spares) noCandidate(e *Engine, d topology.DomainID) bool {
+	if sp.gpuless {
+		return false
+	}
 	_, pre := e.s.PreemptibleBelow(d, math.MaxInt32)
 	n := e.s.Free(d) + pre
 	lo, hi := e.t.Hosts(d)
