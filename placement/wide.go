@@ -22,6 +22,8 @@ type wideMin struct {
 	size  int
 	node  []wideKey
 	dirty []topology.DomainID
+	stamp []uint32 // per child: epoch of the sync that last set it
+	epoch uint32
 }
 
 type wideKey struct {
@@ -71,8 +73,16 @@ func (w *wideMin) sync(v *Solver) {
 		var ok bool
 		if w.dirty, ok = s.Touched(w.seq, w.dirty[:0]); ok {
 			w.seq = s.TouchSeq()
-			for _, d := range w.dirty {
-				w.set(v, d)
+			w.epoch++
+			if w.epoch == 0 { // wrapped: clear the stamps once every 2^32 syncs
+				clear(w.stamp)
+				w.epoch = 1
+			}
+			for _, d := range w.dirty { // the log repeats a domain touched again: set it once
+				if i := d - w.lo; w.stamp[i] != w.epoch {
+					w.stamp[i] = w.epoch
+					w.set(v, d)
+				}
 			}
 			return
 		}
@@ -88,6 +98,9 @@ func (w *wideMin) sync(v *Solver) {
 		w.node = make([]wideKey, 2*w.size)
 	}
 	w.node = w.node[:2*w.size]
+	if len(w.stamp) != w.n {
+		w.stamp, w.epoch = make([]uint32, w.n), 0
+	}
 	for i := range w.size {
 		w.node[w.size+i] = wideKey{idx: -1}
 		if i < w.n {
