@@ -167,8 +167,8 @@ func BenchmarkPreemptReadVictims(b *testing.B) {
 // attempts, on a State like the one it meets: EngineFixture's engine, with
 // preemption off, after its cycle (8,263 jobs bound); the request is the
 // job the cycle preempts for with preemption on (a 1,152-GPU gang of
-// priority 1000 that requires a block). Reports victims/op, exact and the
-// ratio to the floor.
+// priority 1000 that requires a block). Reports victims/op, exact, scopes/op
+// (the blocks modelled) and the ratio to the floor.
 func BenchmarkPreemptAfterCycle(b *testing.B) {
 	s, req, err := PreemptAfterCycle(DefaultSeed)
 	if err != nil {
@@ -183,7 +183,7 @@ func BenchmarkPreemptAfterCycle(b *testing.B) {
 	if err := checkPreempt(s, &req, &res); err != nil {
 		b.Fatal(err)
 	}
-	victims, exact := len(res.Victims), 0.0
+	victims, exact, scopes := len(res.Victims), 0.0, res.Scopes
 	if res.Exact {
 		exact = 1
 	}
@@ -193,5 +193,6 @@ func BenchmarkPreemptAfterCycle(b *testing.B) {
 	}
 	b.ReportMetric(float64(victims), "victims/op")
 	b.ReportMetric(exact, "exact")
+	b.ReportMetric(float64(scopes), "scopes/op")
 	ReportRatio(b, "1M")
 }

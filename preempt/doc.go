@@ -44,8 +44,21 @@
 // the priority below which the State's preemptible GPUs (PreemptibleBelow,
 // grouped by powers of two) plus the free ones cannot cover the request,
 // one victim, and the milli-GPUs a victim set must hold to free what is
-// missing. A scope popped from the heap is searched (scope.go): the least
-// priority threshold that makes it fit, the candidates every answer needs
+// missing. For a gang of one pod set of g whole GPUs required inside a
+// domain, the leaves' keys are raised by a bound counted in pods (slots.go):
+// the pods a domain lacks (the request's less what its free GPUs take, from
+// the State's histograms) against the most pods each candidate can make
+// room for (⌈max host GPUs / g⌉ per pod it has), which bounds the number of
+// victims and, through the candidates able to be among so few, their
+// milli-GPUs. It reads a summary of the candidates (the largest, from the
+// compact job view) made once the leaves searched are large beside the job
+// view; leaves pushed before are re-keyed as they are popped. On a full
+// cluster where no job can empty enough hosts alone, every domain's bound
+// then says two victims, and the search stops at the first domain whose
+// answer has two.
+//
+// A scope popped from the heap is searched (scope.go): the least priority
+// threshold that makes it fit, the candidates every answer needs
 // (without them even all others do not fit), then every subset of the rest
 // in cost order when at most Config.ExactVictims of them remain, else a
 // greedy descent to an irreducible set with a lower bound. The search stops

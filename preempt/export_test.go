@@ -68,3 +68,27 @@ func snapshot(m *model) modelSnap {
 	}
 	return modelSnap{hs, slices.Clone(m.pods), slices.Clone(m.cands), slices.Clone(m.rest), m.restGPUs, m.gpus0}
 }
+
+// SetSlotBound forces the slot bound's summary (slots.go): on > 0 made at
+// the first leaf, < 0 never, 0 as the Planner decides.
+func SetSlotBound(p *Planner, on int) { p.slotForce = on }
+
+// SlotKeys returns, for request r on s, the leaf domains of the search and
+// each one's bound with the slot bound (ok false: no victim set fits there
+// by the bound), or nil if r does not take the slot bound.
+func SlotKeys(p *Planner, s *topology.State, r *placement.Request) (leaves []topology.DomainID, keys []Cost, ok []bool) {
+	p.begin(s, r)
+	if !p.slotOK {
+		return nil, nil, nil
+	}
+	p.makeSlots()
+	lo, hi := s.Tree().LevelDomains(p.leafLevel)
+	for d := lo; d < hi; d++ {
+		k, fine := p.lb(d)
+		if fine {
+			k, fine = p.slotKey(d, k)
+		}
+		leaves, keys, ok = append(leaves, d), append(keys, k), append(ok, fine)
+	}
+	return leaves, keys, ok
+}

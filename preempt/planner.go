@@ -155,6 +155,15 @@ type Planner struct {
 	stopped   bool // a budget ran out
 	fallbacks int  // model/placement disagreements (a bug: tests check it stays 0)
 
+	// The slot bound (slots.go): whether the request allows it, the
+	// candidates' summary, and the hosts of the leaves searched so far.
+	// slotForce, set by tests only: > 0 makes the summary at once, < 0
+	// never.
+	slotOK    bool
+	slots     slotSummary
+	leafHosts int64
+	slotForce int
+
 	// unfolded models dead hosts like any other (modelhost.go): set by
 	// tests only, to compare folding with its absence.
 	unfolded bool
@@ -307,6 +316,7 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 	p.prios, p.npods, p.millis, p.preW = s.JobPriorities(), s.JobPodCounts(), s.JobMilliGPUs(), s.PreemptibleJobWords()
 	p.excl.sync(s)
 	p.fallbacks = 0
+	p.slotOK = p.slotAllowed()
 }
 
 // collectExtras lists, per host, the nominated GPUs the request may take

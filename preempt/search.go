@@ -31,6 +31,7 @@ func (p *Planner) search() {
 	p.scopes, p.tests, p.testsLate, p.stopped, p.modelled = 0, 0, 0, false, 0
 	p.near, p.nearScore = Reason{}, -1
 	p.heap = p.heap[:0]
+	p.slots.ready, p.leafHosts = false, 0
 	lb, ok := p.lb(0)
 	if !ok {
 		return
@@ -47,6 +48,9 @@ func (p *Planner) search() {
 			return
 		}
 		if e.next < 0 && e.level == p.leafLevel {
+			if p.rekey(e) {
+				continue
+			}
 			p.leaf(e.node, e.lb)
 			continue
 		}
@@ -55,7 +59,7 @@ func (p *Planner) search() {
 			lo = e.next
 		}
 		for c := lo; c < hi; c++ {
-			clb, ok := p.lb(c)
+			clb, ok := p.key(c, e.level+1)
 			if !ok || p.found && !clb.Less(p.best) {
 				continue
 			}
@@ -67,6 +71,41 @@ func (p *Planner) search() {
 			p.heap.push(entry{lb: clb, node: c, next: -1, level: e.level + 1})
 		}
 	}
+}
+
+// key is the bound of node c at level: its aggregate bound (lb), raised by
+// the slot bound (slots.go) at the leaf level once the summary is made.
+func (p *Planner) key(c topology.DomainID, level topology.Level) (Cost, bool) {
+	lb, ok := p.lb(c)
+	if ok && level == p.leafLevel && p.slots.ready {
+		return p.slotKey(c, lb)
+	}
+	return lb, ok
+}
+
+// rekey is called on leaf entry e as it is popped: it makes the slot
+// summary if it is due, and if the slot bound raises e's bound, pushes e
+// back with the raised bound (or drops it, if it cannot beat the best
+// answer or no victim set fits) and returns true. A leaf pushed before the
+// summary was made is thus searched only once its raised bound is the
+// least.
+func (p *Planner) rekey(e entry) bool {
+	if p.slotsDue(e.node) {
+		p.makeSlots()
+	}
+	if !p.slots.ready {
+		return false
+	}
+	k, ok := p.slotKey(e.node, e.lb)
+	switch {
+	case !ok || p.found && !k.Less(p.best):
+		return true
+	case e.lb.Less(k):
+		e.lb = k
+		p.heap.push(e)
+		return true
+	}
+	return false
 }
 
 // stop ends a search whose budget ran out; lb bounds what is left.
@@ -86,6 +125,10 @@ func (p *Planner) leaf(d topology.DomainID, lb Cost) {
 		lo, hi := p.t.Hosts(d)
 		p.bestModel = false
 		p.modelled++
+		p.leafHosts += int64(hi - lo)
+		if p.slots.ready {
+			lb, _ = p.lb(d) // edgeOf reads the aggregate bound
+		}
 		if edge, ok := p.edgeOf(lb); ok && p.modelExact {
 			// The aggregates say the candidates below edge may suffice:
 			// model those only. The threshold then comes out the same

@@ -1,0 +1,231 @@
+package preempt
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// The slot bound: how many victims a leaf domain needs at least, from the
+// candidates' pod counts. Aggregates of GPUs (bound.go) cannot tell that a
+// gang of 288 four-GPU pods on hosts of four GPUs needs 288 hosts emptied,
+// not 1,152 GPUs freed anywhere: on a full cluster they bound every domain
+// by one victim, and the search models domain after domain to learn that
+// none does with one. For a request of one pod set of g whole GPUs,
+// counting in pods gives more. Let cap(V) be the pods of the request that
+// domain d takes with V gone counting GPUs only (⌊usable GPUs/g⌋ per host):
+// placement's capacity is at most that (CPU, memory, eligibility, models,
+// exclusivity and slices only take away), so a victim set V that fits the
+// request in d has pods ≤ cap(V), and:
+//
+//   - cap(∅) ≤ PodCapacity(d, g) (the histograms count the free GPUs that no
+//     nomination holds) plus ⌈e/g⌉ per host with e GPUs nominated for jobs
+//     the request may displace (extras);
+//   - V adds on a host h it does not hold exclusively at most ⌈x/g⌉ pods, x
+//     the GPUs it frees there (⌊(f+x)/g⌋ − ⌊f/g⌋ ≤ ⌈x/g⌉ for any f), which
+//     is at most Σ ⌈k/g⌉ over its pods on h (k the pod's GPUs), each term at
+//     most per = ⌈max host GPUs/g⌉. A host V holds exclusively counts
+//     nothing before and at most ⌊G/g⌋ ≤ per pods after, and its owner has
+//     a pod there. Either way, victim j adds at most slots(j) = per ·
+//     pods(j), wherever its pods are.
+//   - So the victims' slots must cover Δ = pods − cap(∅)'s bound: k victims
+//     need the k largest slots to cover Δ, and the least such k bounds the
+//     count. An answer with that many victims has each of them at least
+//     sMin = Δ − (the k−1 largest slots) slots, so its milli is at least
+//     the sum of the k least milli among the candidates with that many (the
+//     bound holds for every priority: any answer of more victims costs
+//     more).
+//   - If the request asks for GPUs only (no CPU, memory or exclusivity),
+//     every answer has a victim holding GPUs in d, so its priority is at
+//     least the lowest bucket edge with preemptible GPUs in d.
+//
+// The candidates are summarised once per search, lazily (a scan of the
+// compact job view: O(job ids / 64 + candidates)), only once the leaves
+// searched hold enough hosts that the scan is cheap beside them
+// (slotWork), and kept as the slotTop candidates with most slots (then
+// least milli): enough for the count and, when the candidates beyond them
+// have fewer slots than sMin or exactly as many, for the milli.
+
+// slotTop is how many candidates the summary keeps.
+const slotTop = 32
+
+// slotWork: the summary is made once slotWork times the hosts of the leaves
+// searched (the one about to be included) reach the number of job ids.
+const slotWork = 32
+
+// slotJob is a candidate as the slot bound sees it.
+type slotJob struct {
+	slots, milli int64
+}
+
+// slotSummary is the candidates' summary for the slot bound.
+type slotSummary struct {
+	ready  bool
+	all    bool      // top holds every candidate
+	per    int64     // slots per pod
+	top    []slotJob // by slots descending, then milli ascending
+	prefix []int64   // prefix[i]: the slots of top[:i]
+	millis []int64   // scratch
+}
+
+// slotAllowed reports whether the request allows the slot bound: one pod
+// set of whole GPUs, its pods within a domain of the required level.
+func (p *Planner) slotAllowed() bool {
+	return p.mode == domainMode && len(p.sets) == 1 && p.sets[0].gpus > 0 && p.sets[0].milli == 0
+}
+
+// slotsDue reports whether the summary should be made before leaf d is
+// searched: the request allows the bound, and the work of the leaves so
+// far (leafHosts) with d's makes the scan cheap beside it.
+func (p *Planner) slotsDue(d topology.DomainID) bool {
+	if !p.slotOK || p.slots.ready || p.slotForce < 0 {
+		return false
+	}
+	lo, hi := p.t.Hosts(d)
+	return p.slotForce > 0 || slotWork*(p.leafHosts+int64(hi-lo)) >= int64(len(p.prios))
+}
+
+// makeSlots summarises the candidates (preemptible, of priority below the
+// request's) for the slot bound.
+func (p *Planner) makeSlots() {
+	x := &p.slots
+	g := p.sets[0].gpus
+	x.per = (int64(p.t.MaxHostGPUs()) + g - 1) / g
+	top, n := x.top[:0], 0
+	for w, bitsW := range p.preW {
+		for ; bitsW != 0; bitsW &= bitsW - 1 {
+			j := w<<6 | bits.TrailingZeros64(bitsW)
+			if p.prios[j] >= p.r.Priority {
+				continue
+			}
+			n++
+			c := slotJob{slots: x.per * int64(p.npods[j]), milli: int64(p.millis[j])}
+			if len(top) == slotTop && !c.better(top[slotTop-1]) {
+				continue
+			}
+			if len(top) < slotTop {
+				top = append(top, c)
+			} else {
+				top[slotTop-1] = c
+			}
+			for i := len(top) - 1; i > 0 && top[i].better(top[i-1]); i-- {
+				top[i], top[i-1] = top[i-1], top[i]
+			}
+		}
+	}
+	x.top, x.all, x.ready = top, n == len(top), true
+	x.prefix = append(x.prefix[:0], 0)
+	for _, c := range top {
+		x.prefix = append(x.prefix, x.prefix[len(x.prefix)-1]+c.slots)
+	}
+}
+
+// better orders the summary: more slots, then less milli.
+func (a slotJob) better(b slotJob) bool {
+	if a.slots != b.slots {
+		return a.slots > b.slots
+	}
+	return a.milli < b.milli
+}
+
+// slotKey raises lb, the aggregate bound of leaf domain d, by the slot
+// bound; false if no victim set can make the request fit in d.
+func (p *Planner) slotKey(d topology.DomainID, lb Cost) (Cost, bool) {
+	x := &p.slots
+	g := p.sets[0].gpus
+	delta := p.sets[0].pods - int64(p.s.PodCapacity(d, int(g))) - p.extraSlots(d, g)
+	if delta <= 0 {
+		return lb, true
+	}
+	if set := &p.sets[0]; set.cpu == 0 && set.mem == 0 && !p.r.Exclusive {
+		lb.Priority = max(lb.Priority, p.lowestPrio(d))
+	}
+	k := 1
+	for k <= len(x.top) && x.prefix[k] < delta {
+		k++
+	}
+	if k > len(x.top) {
+		if x.all {
+			return Cost{}, false // all the candidates together do not cover Δ
+		}
+		last := x.top[len(x.top)-1].slots // the others have no more each
+		k = len(x.top) + int((delta-x.prefix[len(x.top)]+last-1)/last)
+		lb.Victims = max(lb.Victims, k)
+		return lb, true
+	}
+	sMin := delta - x.prefix[k-1]
+	milli, ok := x.leastMilli(k, sMin)
+	if !ok {
+		k++ // fewer than k candidates have sMin slots: no k of them cover Δ
+		milli = 0
+	}
+	lb.Victims = max(lb.Victims, k)
+	if lb.Victims == k {
+		lb.Milli = max(lb.Milli, milli)
+	}
+	return lb, true
+}
+
+// leastMilli is a lower bound on the milli of k candidates of sMin slots or
+// more each, and false if fewer than k candidates have that many. The top
+// ones are a prefix of the summary; the others, if any, hold at least as
+// much milli as the last kept when they have as many slots, and any when
+// they may have more.
+func (x *slotSummary) leastMilli(k int, sMin int64) (int64, bool) {
+	m := x.millis[:0]
+	for _, c := range x.top {
+		if c.slots < sMin {
+			break
+		}
+		m = append(m, c.milli)
+	}
+	pad := int64(-1) // what a candidate beyond the summary may hold at least
+	if last := x.top[len(x.top)-1]; !x.all && last.slots >= sMin {
+		pad = 0
+		if last.slots == sMin {
+			pad = last.milli
+		}
+	}
+	for i := 0; i < k && pad >= 0; i++ {
+		m = append(m, pad)
+	}
+	x.millis = m
+	if len(m) < k {
+		return 0, false
+	}
+	slices.Sort(m)
+	sum := int64(0)
+	for _, v := range m[:k] {
+		sum += v
+	}
+	return sum, true
+}
+
+// extraSlots bounds the pods of g GPUs that the GPUs of d nominated for jobs
+// the request may displace add: ⌈e/g⌉ per host with e of them.
+func (p *Planner) extraSlots(d topology.DomainID, g int64) int64 {
+	if len(p.extras) == 0 {
+		return 0
+	}
+	lo, hi := p.t.Hosts(d)
+	cmp := func(e extraHost, h topology.HostID) int { return int(e.h - h) }
+	a, _ := slices.BinarySearchFunc(p.extras, lo, cmp)
+	b, _ := slices.BinarySearchFunc(p.extras, hi, cmp)
+	n := int64(0)
+	for _, e := range p.extras[a:b] {
+		n += (int64(popcount(e.mask)) + g - 1) / g
+	}
+	return n
+}
+
+// lowestPrio is the lower edge of the lowest priority bucket with
+// preemptible GPUs in d: no candidate holding a GPU in d has less.
+func (p *Planner) lowestPrio(d topology.DomainID) int32 {
+	for b := 0; b < p.pb; b++ {
+		if lo, _ := p.s.PreemptibleBelow(d, lowPrio(b+1)); lo > 0 {
+			return lowPrio(b)
+		}
+	}
+	return lowPrio(p.pb)
+}
