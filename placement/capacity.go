@@ -64,6 +64,9 @@ func (v *Solver) hostCap(h topology.HostID) int64 {
 		}
 		return v.perK[v.s.HostFree(h)]
 	}
+	if v.plain && !v.legacy {
+		return v.plainCap(h)
+	}
 	if !v.hostOK(h) {
 		return 0
 	}
@@ -236,6 +239,29 @@ func (v *Solver) setCurrent(si int) {
 			v.perB[b] = (int64(b+1)*topology.PartialBucketMilli - 1) / int64(set.Milli)
 		}
 	}
-	v.exact = set.GPUs > 0 && set.Milli == 0 && set.CPUMilli == 0 && set.MemoryMiB == 0 &&
-		r.Eligible == nil && !r.Exclusive && len(v.extra) == 0 && len(v.ov) == 0 && len(v.rel) == 0
+	v.plain = set.GPUs > 0 && set.Milli == 0 && set.CPUMilli == 0 && set.MemoryMiB == 0 &&
+		r.Eligible == nil && !r.Exclusive && len(v.extra) == 0
+	v.exact = v.plain && len(v.ov) == 0 && len(v.rel) == 0
+}
+
+// plainCap is hostCap for a plain set (whole GPUs only; no CPU, memory,
+// eligibility, exclusivity or takeable nominations) once overlays are in
+// play (released hosts, or pods this attempt took): a host without an
+// overlay holds ⌊free count / GPUs⌋ if its model is acceptable (the
+// free-mask already leaves out unhealthy hosts, exclusive holds, failed and
+// nominated GPUs, so hostOK adds nothing); a host with one, ⌊its overlay's
+// whole GPUs / GPUs⌋ if hostOK admits it (a released host may be draining,
+// or held exclusively by a job that stays). The same value as the general
+// path, without reading masks, CPU or memory.
+func (v *Solver) plainCap(h topology.HostID) int64 {
+	if o := v.ovAt(h); o >= 0 {
+		if c := v.perK[popcount(v.ov[o].mask)]; c > 0 && v.hostOK(h) {
+			return c
+		}
+		return 0
+	}
+	if !v.anyModel && !v.modelOK[v.t.HostModel(h)] {
+		return 0
+	}
+	return v.perK[v.s.HostFree(h)]
 }

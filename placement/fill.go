@@ -154,12 +154,18 @@ func (v *Solver) children(cl topology.Level, d topology.DomainID, skip int32, bu
 func (v *Solver) fill(l topology.Level, i int32, want int64) int64 {
 	if l == v.hl {
 		n := min(want, v.capOf(l, i))
+		v.touchRack(topology.HostID(i))
 		v.assign(topology.HostID(i), n)
 		return n
 	}
 	d := topology.DomainID(i)
 	if v.exact && v.sliceS == 1 && want == v.capOf(l, i) {
 		return v.fillAll(d)
+	}
+	if v.plain && !v.exact {
+		if got, ok := v.fillHosts(d, want); ok {
+			return got
+		}
 	}
 	if l == v.sliceL { // whole slices only: count them exactly here
 		want = min(want, v.scanCap(d))
@@ -288,6 +294,9 @@ func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (
 			return v.bestDomainExact(lo, hi, need)
 		}
 	}
+	if cl == v.hl && v.noHostHolds(need) {
+		return -1, false
+	}
 	// One fractional pod at a wide root: the same choice as the scan below
 	// (capacities are upper's bounds, no early stop), from the root index.
 	if d == 0 && need == 1 && v.set.Milli > 0 && cl != v.hl && hi-lo > wideFanout && v.anyModel &&
@@ -295,6 +304,13 @@ func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (
 		return v.wideBest()
 	}
 	return v.bestScan(cl, lo, hi, need)
+}
+
+// noHostHolds reports, without looking at hosts, that no host holds need
+// pods of the current whole-GPU set: not even the largest host of an
+// acceptable model, all free (pods of whole hosts, need > 1).
+func (v *Solver) noHostHolds(need int64) bool {
+	return !v.legacy && v.set.GPUs > 0 && v.set.Milli == 0 && v.maxGPUs >= 0 && v.perK[v.maxGPUs] < need
 }
 
 // bestScan is bestChild's general case: every child's capacity (capOf), the
@@ -421,15 +437,17 @@ func (v *Solver) choose(cs []cand, need int64) []cand {
 		cs[0].take = need
 		return cs[:1]
 	}
-	slices.SortFunc(cs, func(a, b cand) int { // largest first, then lowest index
-		if a.cap != b.cap {
-			if a.cap > b.cap {
-				return -1
+	if v.legacy || !largestFirst(cs) {
+		slices.SortFunc(cs, func(a, b cand) int { // largest first, then lowest index
+			if a.cap != b.cap {
+				if a.cap > b.cap {
+					return -1
+				}
+				return 1
 			}
-			return 1
-		}
-		return int(a.idx - b.idx)
-	})
+			return int(a.idx - b.idx)
+		})
+	}
 	n := 0
 	for need > 0 && n < len(cs) {
 		rest := cs[n:]
@@ -450,8 +468,33 @@ func (v *Solver) choose(cs []cand, need int64) []cand {
 		n++
 	}
 	chosen := cs[:n]
-	slices.SortFunc(chosen, func(a, b cand) int { return int(a.idx - b.idx) })
+	if v.legacy || !byIndex(chosen) {
+		slices.SortFunc(chosen, func(a, b cand) int { return int(a.idx - b.idx) })
+	}
 	return chosen
+}
+
+// largestFirst reports whether cs is in choose's order already: largest
+// capacity first, then lowest index (a total order, so sorting would not
+// move anything). Children come in index order, often of one capacity.
+func largestFirst(cs []cand) bool {
+	for k := 1; k < len(cs); k++ {
+		a, b := &cs[k-1], &cs[k]
+		if a.cap < b.cap || a.cap == b.cap && a.idx > b.idx {
+			return false
+		}
+	}
+	return true
+}
+
+// byIndex reports whether cs is in ascending index order.
+func byIndex(cs []cand) bool {
+	for k := 1; k < len(cs); k++ {
+		if cs[k-1].idx > cs[k].idx {
+			return false
+		}
+	}
+	return true
 }
 
 // bestFitting returns the index of the best candidate (by policy) with

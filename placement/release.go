@@ -27,6 +27,15 @@ import (
 //     the request has fractional pods, the only ones that read it; whether
 //     jobs that stay have pods on the host, only for exclusive requests, the
 //     only ones that ask.
+//
+// Laying a gang out around them stays the rule's bound-and-check walk (the
+// bounds order domains, so making them exact would change answers), made
+// cheaper for plain pod sets — whole GPUs, nothing else asked: a host's
+// capacity is its free count or its overlay's popcount (plainCap), a rack
+// asked for at least all it holds is filled host by host without
+// candidates, from prefix sums of the released hosts' gains while no pod
+// went there yet (release_fill.go), and an attempt after the first restores
+// only the overlays the last one took from (installRel).
 
 // relHost is a released host: its overlay and what it gained.
 type relHost struct {
@@ -44,6 +53,7 @@ func (v *Solver) release(gone []topology.JobID) {
 		return
 	}
 	v.gatherRel()
+	v.relAll = v.s.NumNominations() == 0 && v.s.HealthyGPUs(0) == v.t.NumGPUs()
 	v.buildRel(v.denseRel())
 }
 
@@ -60,9 +70,17 @@ func (v *Solver) gatherRel() {
 // with prefix sums of their gains; dense chooses how the hosts are listed
 // (see release_index.go).
 func (v *Solver) buildRel(dense bool) {
-	v.rel, v.relSum, v.relOrder = v.rel[:0], v.relSum[:0], v.relOrder[:0]
+	v.rel, v.relSum, v.relOrder, v.relKept = v.rel[:0], v.relSum[:0], v.relOrder[:0], false
 	if len(v.relPods) == 0 {
 		return
+	}
+	v.relCapG = 0 // relCaps: computed afresh
+	if n := v.t.NumDomains(); len(v.rackStamp) != n {
+		v.rackStamp = make([]uint32, n) // once per tree
+	}
+	if v.relDirty { // an earlier build wrote milli per GPU: newRel expects zeros
+		clear(v.rel[:cap(v.rel)])
+		v.relDirty = false
 	}
 	if dense {
 		v.relHostsDense()
@@ -73,6 +91,7 @@ func (v *Solver) buildRel(dense bool) {
 		v.rel[v.relIdx[p.Host]].add(p)
 	}
 	fracs := v.fracSets()
+	v.relDirty = fracs
 	v.relSum = append(v.relSum, [2]int64{})
 	for i := range v.rel {
 		r := &v.rel[i]
@@ -83,10 +102,21 @@ func (v *Solver) buildRel(dense bool) {
 }
 
 // newRel appends host h's entry, nothing returned yet: the State's free CPU
-// and memory.
+// and memory. A slot of an earlier build is reused without rewriting its
+// milli per GPU, which every build leaves at zero unless the request had
+// fractional pods (v.relDirty: buildRel then clears the slots first).
 func (v *Solver) newRel(h topology.HostID) {
-	v.relIdx[h] = int32(len(v.rel))
-	v.rel = append(v.rel, relHost{ov: hostOv{h: h, cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h)}})
+	n := len(v.rel)
+	v.relIdx[h] = int32(n)
+	if n == cap(v.rel) || v.legacy {
+		v.rel = append(v.rel, relHost{ov: hostOv{h: h, cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h)}})
+		return
+	}
+	v.rel = v.rel[:n+1]
+	r := &v.rel[n]
+	r.whole, r.frac, r.gainGPUs, r.gainMilli = 0, 0, 0, 0
+	r.ov.h, r.ov.others, r.ov.mask = h, false, 0
+	r.ov.cpu, r.ov.mem = v.s.HostCPU(h), v.s.HostMemory(h)
 }
 
 // add returns pod p's resources to the entry.
@@ -111,9 +141,9 @@ func (r *relHost) add(p topology.Pod) {
 func (v *Solver) finishRel(r *relHost, fracs bool) {
 	s := v.s
 	h := r.ov.h
-	share := v.shareMask(h)
-	lo, _ := v.t.HostGPUs(h)
+	share := v.relShare(h)
 	full := s.HostUnusedMask(h) | r.whole
+	lo, _ := v.t.HostGPUs(h)
 	for u := r.frac; u != 0; u &= u - 1 {
 		i := bits.TrailingZeros64(u)
 		back := r.ov.milli[i]
@@ -134,6 +164,17 @@ func (v *Solver) finishRel(r *relHost, fracs bool) {
 		}
 	}
 	r.ov.others = v.r.Exclusive && v.othersStay(h)
+}
+
+// relShare is shareMask for a released host, or, when the State has no
+// failed GPU, no unhealthy host and no nomination (v.relAll, checked once
+// per release), every bit: finishRel and relMilli only test it on the
+// host's GPUs, which the host's GPUs all pass then.
+func (v *Solver) relShare(h topology.HostID) uint64 {
+	if !v.relAll || v.legacy {
+		return v.shareMask(h)
+	}
+	return ^uint64(0)
 }
 
 // relMilli writes the entry's free milli per GPU: none on GPUs the gang may
@@ -194,11 +235,43 @@ func (v *Solver) relGain(lo, hi topology.HostID) (gpus, milli int64) {
 	return v.relSum[b][0] - v.relSum[a][0], v.relSum[b][1] - v.relSum[a][1]
 }
 
-// installRel puts the released overlays in place for a new attempt.
+// installRel puts the released overlays in place for a new attempt, at the
+// front of v.ov. Slots there that already hold the overlay (the last install
+// left it, and the last attempt did not take from it, or an earlier call
+// released the same host alike) are not rewritten. Within a call
+// (v.relKept) for a request without fractional pods an attempt changes a
+// released overlay only by taking GPUs, CPU or memory from it, so comparing
+// those suffices; otherwise slots are compared whole.
 func (v *Solver) installRel() {
-	for i := range v.rel {
-		v.ov = append(v.ov, v.rel[i].ov)
-		h := v.rel[i].ov.h
-		v.ovIdx[h], v.ovStamp[h] = int32(len(v.ov)-1), v.epoch
+	if len(v.rel) != 0 { // small enough to inline into reset: most calls release nothing
+		v.installRelHosts()
 	}
+}
+
+// installRelHosts is installRel for one released host or more.
+func (v *Solver) installRelHosts() {
+	n := len(v.rel)
+	if v.legacy || cap(v.ov) < n {
+		for i := range v.rel {
+			v.ov = append(v.ov, v.rel[i].ov)
+			h := v.rel[i].ov.h
+			v.ovIdx[h], v.ovStamp[h] = int32(len(v.ov)-1), v.epoch
+		}
+		v.relKept = true
+		return
+	}
+	v.ov = v.ov[:n]
+	quick := v.relKept && !v.fracSets()
+	for i := range v.rel {
+		o, r := &v.ov[i], &v.rel[i].ov
+		if quick {
+			if o.mask != r.mask || o.cpu != r.cpu || o.mem != r.mem {
+				*o = *r
+			}
+		} else if *o != *r {
+			*o = *r
+		}
+		v.ovIdx[r.h], v.ovStamp[r.h] = int32(i), v.epoch
+	}
+	v.relKept = true
 }

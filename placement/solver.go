@@ -26,6 +26,7 @@ type Solver struct {
 	set    *PodSet
 	si     int
 	exact  bool // aggregates give exact capacities for the current set
+	plain  bool // whole GPUs only, nothing else asked (see plainCap): host capacities are free counts
 	sliceL topology.Level
 	sliceS int64
 	perK   [topology.MaxHostGPUs + 1]int64 // ⌊k/GPUs⌋ for whole-GPU sets
@@ -60,14 +61,22 @@ type Solver struct {
 	wide     []*wideMin // by GPUs per pod
 	scope    topology.DomainID
 
-	rel      []relHost        // hosts of the jobs gone (PlaceWithout), sorted by host
-	relSum   [][2]int64       // prefix sums of rel's gains
-	relOrder []int64          // released hosts: bitmap words with per-word counts, or empty (release_index.go)
-	relIdx   []int32          // per host: index into rel while building it
-	gone     []topology.JobID // sorted
-	relPods  []topology.Pod   // scratch
-	relJobs  []topology.JobID // scratch
-	reason   Reason
+	rel       []relHost        // hosts of the jobs gone (PlaceWithout), sorted by host
+	relSum    [][2]int64       // prefix sums of rel's gains
+	relOrder  []int64          // released hosts: bitmap words with per-word counts, or empty (release_index.go)
+	relIdx    []int32          // per host: index into rel while building it
+	gone      []topology.JobID // sorted
+	relPods   []topology.Pod   // scratch
+	relJobs   []topology.JobID // scratch
+	hostCaps  []int64          // fillHosts' scratch: capacities of a rack's hosts
+	relAll    bool             // released hosts share every GPU: no failed GPU, unhealthy host or nomination
+	relCapG   int32            // GPUs per pod relCapSum is for (0: none)
+	relCapSum []int64          // prefix sums of released hosts' gains for plain sets (release_fill.go)
+	rackStamp []uint32         // per domain: the epoch in which a host of it took pods (release_fill.go)
+	relDirty  bool             // rel's slots may hold milli per GPU (a build for fractional pods): newRel must not reuse them as they are
+	relKept   bool             // v.ov[:len(v.rel)] (its backing array) holds this release's overlays, maybe taken from (installRel)
+	legacy    bool             // tests only: the general paths, without plainCap and the shortcuts that skip work
+	reason    Reason
 
 	maxByModel []int
 
