@@ -316,8 +316,10 @@ func (sp *spares) noCandidate(e *Engine, d topology.DomainID) bool {
 // State's aggregates (topology.State.PreemptibleBelow): all of them for a
 // preemptible owner holding it exclusively, else each preemptible pod's.
 func (sp *spares) preemptibleOn(e *Engine, h topology.HostID) int {
+	pre := e.s.PreemptibleJobWords()
+	isPre := func(j topology.JobID) bool { return int(j>>6) < len(pre) && pre[j>>6]&(1<<(uint(j)&63)) != 0 }
 	if j, held := e.s.HostExclusive(h); held {
-		if info, _ := e.s.JobInfo(j); info.Preemptible {
+		if isPre(j) {
 			return e.t.HostGPUCount(h)
 		}
 		return 0
@@ -325,7 +327,7 @@ func (sp *spares) preemptibleOn(e *Engine, h topology.HostID) int {
 	n := 0
 	sp.pods = e.s.AppendHostPods(sp.pods[:0], h)
 	for _, p := range sp.pods {
-		if info, _ := e.s.JobInfo(p.Job); info.Preemptible {
+		if isPre(p.Job) {
 			n += bits.OnesCount64(p.GPUs)
 		}
 	}
