@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/blinksched/blink/placement"
-	"github.com/blinksched/blink/preempt"
 )
 
 // BenchmarkPlaceWithout times the last step of BenchmarkPreempt's gpus200k
@@ -16,19 +15,9 @@ import (
 func BenchmarkPlaceWithout(b *testing.B) {
 	for _, shape := range Shapes {
 		b.Run("gpus=1M/shape="+shape+"/req=gpus200k", func(b *testing.B) {
-			s, _, err := LoadedFull(shape, "1M", DefaultSeed)
+			s, req, res, err := Preempt200k(shape)
 			if err != nil {
 				b.Fatal(err)
-			}
-			req, err := PlaceRequest(s.Tree(), "gpus200k")
-			if err != nil {
-				b.Fatal(err)
-			}
-			req.Job, req.Priority = s.JobIDBound(), PreemptPriority
-			var p preempt.Planner
-			var res preempt.Result
-			if ok, _, err := p.Plan(s, &req, 0, 1, &res); err != nil || !ok {
-				b.Fatalf("no answer: %v", err)
 			}
 			var v placement.Solver
 			var plan placement.Plan

@@ -136,19 +136,9 @@ func TestFillFull(t *testing.T) {
 func BenchmarkPreemptReadVictims(b *testing.B) {
 	for _, shape := range Shapes {
 		b.Run("gpus=1M/shape="+shape+"/req=gpus200k", func(b *testing.B) {
-			s, _, err := LoadedFull(shape, "1M", DefaultSeed)
+			s, _, res, err := Preempt200k(shape)
 			if err != nil {
 				b.Fatal(err)
-			}
-			req, err := PlaceRequest(s.Tree(), "gpus200k")
-			if err != nil {
-				b.Fatal(err)
-			}
-			req.Job, req.Priority = s.JobIDBound(), PreemptPriority
-			var p preempt.Planner
-			var res preempt.Result
-			if ok, _, err := p.Plan(s, &req, 0, 1, &res); err != nil || !ok {
-				b.Fatalf("no answer: %v", err)
 			}
 			var pods []topology.Pod
 			for b.Loop() {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/blinksched/blink"
 	"github.com/blinksched/blink/placement"
+	"github.com/blinksched/blink/preempt"
 	"github.com/blinksched/blink/topology"
 )
 
@@ -162,4 +163,29 @@ func PreemptAfterCycle(seed uint64) (*topology.State, placement.Request, error) 
 		Sets: spec.Sets, Required: spec.Required, Preferred: spec.Preferred, Exclusive: spec.Exclusive,
 		Models: spec.Models}
 	return s, req, nil
+}
+
+// Preempt200k returns BenchmarkPreempt's gpus200k case on shape at 1M GPUs —
+// the fully loaded State, the request and the preemption answer — for the
+// benchmarks that time one step of that answer.
+func Preempt200k(shape string) (*topology.State, placement.Request, *preempt.Result, error) {
+	s, _, err := LoadedFull(shape, "1M", DefaultSeed)
+	if err != nil {
+		return nil, placement.Request{}, nil, err
+	}
+	req, err := PlaceRequest(s.Tree(), "gpus200k")
+	if err != nil {
+		return nil, placement.Request{}, nil, err
+	}
+	req.Job, req.Priority = s.JobIDBound(), PreemptPriority
+	var p preempt.Planner
+	res := &preempt.Result{}
+	ok, why, err := p.Plan(s, &req, 0, 1, res)
+	if err != nil {
+		return nil, placement.Request{}, nil, err
+	}
+	if !ok {
+		return nil, placement.Request{}, nil, fmt.Errorf("bench: gpus200k on %s: no answer: %s", shape, why.Format(s.Tree()))
+	}
+	return s, req, res, nil
 }
