@@ -9,17 +9,6 @@ import (
 	"github.com/blinksched/blink/topology"
 )
 
-// PreemptRequests names the requests of the preemption grid, per shape (see
-// PlaceRequest); PreemptPriority is their priority: above classes 1, 10 and
-// 100 of the fill, below 1000.
-var PreemptRequests = map[string][]string{
-	"nvl72": {"host4", "rack72", "su576", "gpus200k"},
-	"hgx":   {"host8", "su256", "pod4096", "gpus200k"},
-}
-
-// PreemptPriority is the priority of the grid's requests.
-const PreemptPriority = 500
-
 // BenchmarkPreempt times preempt.Planner.Plan on fully loaded clusters
 // (FillFull: nothing fits without evictions) over sizes, shapes and
 // requests. The first call is checked: its victims, once removed from a

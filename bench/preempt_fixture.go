@@ -165,6 +165,17 @@ func PreemptAfterCycle(seed uint64) (*topology.State, placement.Request, error) 
 	return s, req, nil
 }
 
+// PreemptRequests names the requests of the preemption grid, per shape (see
+// PlaceRequest); PreemptPriority is their priority: above classes 1, 10 and
+// 100 of the fill, below 1000.
+var PreemptRequests = map[string][]string{
+	"nvl72": {"host4", "rack72", "su576", "gpus200k"},
+	"hgx":   {"host8", "su256", "pod4096", "gpus200k"},
+}
+
+// PreemptPriority is the priority of the grid's requests.
+const PreemptPriority = 500
+
 // Preempt200k returns BenchmarkPreempt's gpus200k case on shape at 1M GPUs —
 // the fully loaded State, the request and the preemption answer — for the
 // benchmarks that time one step of that answer.
