@@ -39,8 +39,14 @@
 // the State as the previous operations left it; if anything fails it returns
 // an error wrapping ErrInvalid (malformed input) or ErrStale (a precondition
 // no longer holds) and restores the State exactly, from an undo journal of
-// every write. Staleness is per host (generations) and per resource, never a
+// every write. While a journaled Delta runs, each host's derived data is
+// brought up to date once, at its end (the operations check primary data
+// only). Staleness is per host (generations) and per resource, never a
 // global version, so independent plans made in one cycle can all be applied.
+//
+// Beside the job table, a compact job view (JobPriorities, JobPodCounts,
+// JobMilliGPUs, PreemptibleJobWords) gives planners flat per-job-id arrays to
+// scan.
 //
 // # Nominations
 //
