@@ -48,9 +48,9 @@ func (e *Engine) repairAll() {
 
 // repairScratch holds one repair's working lists.
 type repairScratch struct {
-	pods    []topology.Pod // the job's pods, then its new pods
+	pods    []topology.Pod // the job's pods, in the decision arena (see loadJob)
 	ranks   []int32        // faulted ranks
-	repl    []topology.Pod // the replacements of the faulted ranks
+	repl    []topology.Pod // the replacements of the faulted ranks, in rank order
 	victims []topology.JobID
 	vpods   []topology.Pod
 	uses    []spareUse
@@ -67,40 +67,73 @@ type spareUse struct {
 
 func (e *Engine) repair(slot int32) {
 	rs := &e.rs
-	rs.pods = e.s.AppendJobPods(rs.pods[:0], topology.JobID(slot))
+	mark := len(e.podBuf)
+	e.loadJob(slot)
+	if len(rs.ranks) == 0 {
+		e.podBuf = e.podBuf[:mark]
+		return // recovered since
+	}
+	if !e.repairFaulted(slot) {
+		e.podBuf = e.podBuf[:mark] // rs.pods are not a decision's
+	}
+}
+
+// loadJob reads job slot's pods into rs.pods and its faulted ranks into
+// rs.ranks. The pods go to the decision arena, where a repair's decision
+// takes them with the replacements written in: one copy of the job's pods.
+func (e *Engine) loadJob(slot int32) {
+	rs := &e.rs
+	n := len(e.podBuf)
+	e.podBuf = e.s.AppendJobPods(e.podBuf, topology.JobID(slot))
+	rs.pods = e.podBuf[n:len(e.podBuf):len(e.podBuf)]
 	rs.ranks = rs.ranks[:0]
-	for i, p := range rs.pods {
-		h := p.Host
-		if e.s.HostHealthyGPUs(h) == e.t.HostGPUCount(h) {
-			continue // healthy, no GPU failed: the common case, O(1)
-		}
-		if e.s.HostHealth(h) == topology.Failed || p.GPUs&e.s.HostFailedMask(h) != 0 {
+	for i := e.suspect(rs.pods, 0); i < len(rs.pods); i = e.suspect(rs.pods, i+1) {
+		p := &rs.pods[i]
+		if e.s.HostHealth(p.Host) == topology.Failed || p.GPUs&e.s.HostFailedMask(p.Host) != 0 {
 			rs.ranks = append(rs.ranks, int32(i))
 		}
 	}
-	if len(rs.ranks) == 0 {
-		return // recovered since
+}
+
+// suspect returns the index of the first pod from i on whose host is not
+// healthy with every GPU healthy (len(pods) if none): the pods that may be
+// faulted. O(1) per pod.
+func (e *Engine) suspect(pods []topology.Pod, i int) int {
+	s, t := e.s, e.t
+	for ; i < len(pods); i++ {
+		if h := pods[i].Host; s.HostHealthyGPUs(h) != t.HostGPUCount(h) {
+			break
+		}
 	}
+	return i
+}
+
+// repairFaulted repairs the faulted ranks of job slot (rs.ranks, non-empty)
+// or requeues it; it reports whether it repaired them (a decision took
+// rs.pods).
+func (e *Engine) repairFaulted(slot int32) bool {
+	rs := &e.rs
 	j := &e.jobs[slot]
 	scope := j.domain
 	if e.sp.on() && e.fromSpares(slot, scope) {
 		e.repaired(slot, FromSpare)
-		return
+		return true
 	}
 	if e.fromPlacement(slot, scope, nil) {
 		e.repaired(slot, FromFree)
-		return
+		return true
 	}
 	if scope > 0 && e.repairCandidates(slot, scope) && e.fromPlacement(slot, scope, rs.cands) {
 		e.repaired(slot, FromPreemption)
-		return
+		return true
 	}
 	if err := e.removeFromState(slot); err != nil {
 		e.failed("requeue a faulted job", err)
-		return
+		return false
 	}
 	e.requeue(slot)
 	e.dec.Repairs = append(e.dec.Repairs, Repair{Job: e.id(slot), Requeued: true, Source: Rescheduled})
+	return false
 }
 
 // fromSpares places the faulted pods on spare hosts of scope, first fit in
@@ -109,15 +142,14 @@ func (e *Engine) fromSpares(slot int32, scope topology.DomainID) bool {
 	rs := &e.rs
 	lo, hi := e.t.Hosts(scope)
 	rs.uses = rs.uses[:0]
+	rs.repl = rs.repl[:0]
 	next := lo
-	newPods := append(e.pods2[:0], rs.pods...)
-	e.pods2 = newPods
 	for _, r := range rs.ranks {
-		p := rs.pods[r]
+		p := &rs.pods[r]
 		placed := false
 		for k := range rs.uses {
 			if q, ok := rs.uses[k].take(p); ok {
-				newPods[r], placed = q, true
+				rs.repl, placed = append(rs.repl, q), true
 				break
 			}
 		}
@@ -133,13 +165,13 @@ func (e *Engine) fromSpares(slot int32, scope topology.DomainID) bool {
 			}
 			rs.uses = append(rs.uses, u)
 			if q, ok := rs.uses[len(rs.uses)-1].take(p); ok {
-				newPods[r], placed = q, true
+				rs.repl, placed = append(rs.repl, q), true
 			}
 		}
 	}
 	rs.victims = rs.victims[:0]
-	for _, u := range rs.uses {
-		if used := u.used(newPods, rs.ranks); used {
+	for i := range rs.uses {
+		if u := &rs.uses[i]; u.used(rs.repl) {
 			e.ids = e.s.AppendHostJobs(e.ids[:0], u.h)
 			for _, id := range e.ids {
 				if int32(id) != slot {
@@ -150,7 +182,7 @@ func (e *Engine) fromSpares(slot int32, scope topology.DomainID) bool {
 	}
 	slices.Sort(rs.victims)
 	rs.victims = slices.Compact(rs.victims)
-	return e.applyRepair(slot, newPods)
+	return e.applyRepair(slot)
 }
 
 // nextSpare returns the first spare host in [from, hi), or -1.
@@ -174,20 +206,26 @@ func (e *Engine) nextSpare(from, hi topology.HostID) topology.HostID {
 // spareUse returns what spare host h offers the repair of job slot once its
 // other jobs (filler) are evicted.
 func (e *Engine) spareUse(slot int32, h topology.HostID) (spareUse, bool) {
-	if e.s.HostHealth(h) != topology.Healthy {
-		return spareUse{}, false
+	s, n := e.s, e.t.HostGPUCount(h)
+	u := spareUse{h: h, avail: hostMask(n), cpu: e.t.HostCPU(h), mem: e.t.HostMemory(h)}
+	if n == 0 || s.HostHealthyGPUs(h) != n { // else healthy, no GPU failed
+		if s.HostHealth(h) != topology.Healthy {
+			return spareUse{}, false
+		}
+		u.avail &^= s.HostFailedMask(h)
 	}
-	u := spareUse{h: h, avail: hostMask(e.t.HostGPUCount(h)) &^ e.s.HostFailedMask(h) &^ e.s.HostNominatedMask(h),
-		cpu: e.t.HostCPU(h), mem: e.t.HostMemory(h)}
-	e.rs.hpods = e.s.AppendHostPods(e.rs.hpods[:0], h)
-	for _, hp := range e.rs.hpods {
+	u.avail &^= s.HostNominatedMask(h)
+	e.rs.hpods = s.AppendHostPods(e.rs.hpods[:0], h)
+	pre := s.PreemptibleJobWords() // the pods' jobs are live: a bit is their Preemptible
+	for i := range e.rs.hpods {
+		hp := &e.rs.hpods[i]
 		if int32(hp.Job) == slot { // the job's own pods stay (unless faulted, but the host is healthy)
 			u.avail &^= hp.GPUs
 			u.cpu -= hp.CPUMilli
 			u.mem -= hp.MemoryMiB
 			continue
 		}
-		if info, _ := e.s.JobInfo(hp.Job); !info.Preemptible {
+		if j := int(hp.Job); j>>6 >= len(pre) || pre[j>>6]&(1<<(uint(j)&63)) == 0 {
 			return spareUse{}, false
 		}
 	}
@@ -195,7 +233,7 @@ func (e *Engine) spareUse(slot int32, h topology.HostID) (spareUse, bool) {
 }
 
 // take places pod p's shape on the spare, if it fits.
-func (u *spareUse) take(p topology.Pod) (topology.Pod, bool) {
+func (u *spareUse) take(p *topology.Pod) (topology.Pod, bool) {
 	k := p.NumGPUs()
 	if bits.OnesCount64(u.avail) < k || u.cpu < p.CPUMilli || u.mem < p.MemoryMiB {
 		return topology.Pod{}, false
@@ -204,14 +242,15 @@ func (u *spareUse) take(p topology.Pod) (topology.Pod, bool) {
 	u.avail &^= m
 	u.cpu -= p.CPUMilli
 	u.mem -= p.MemoryMiB
-	p.Host, p.GPUs = u.h, m
-	return p, true
+	q := *p
+	q.Host, q.GPUs = u.h, m
+	return q, true
 }
 
 // used reports whether any replacement pod landed on the spare.
-func (u *spareUse) used(pods []topology.Pod, ranks []int32) bool {
-	for _, r := range ranks {
-		if pods[r].Host == u.h {
+func (u *spareUse) used(repl []topology.Pod) bool {
+	for i := range repl {
+		if repl[i].Host == u.h {
 			return true
 		}
 	}
@@ -243,14 +282,10 @@ func (e *Engine) fromPlacement(slot int32, scope topology.DomainID, gone []topol
 	if err != nil || !ok {
 		return false
 	}
-	newPods := append(e.pods2[:0], rs.pods...)
-	for i, r := range rs.ranks {
-		newPods[r] = e.plan.Pods[i]
-	}
-	e.pods2 = newPods
+	rs.repl = append(rs.repl[:0], e.plan.Pods[:len(rs.ranks)]...) // in the order of rs.ranks
 	rs.victims = rs.victims[:0]
 	if len(gone) == 0 {
-		return e.applyRepair(slot, newPods)
+		return e.applyRepair(slot)
 	}
 	for _, p := range e.plan.Pods {
 		rs.hpods = e.s.AppendHostPods(rs.hpods[:0], p.Host)
@@ -262,7 +297,7 @@ func (e *Engine) fromPlacement(slot int32, scope topology.DomainID, gone []topol
 	}
 	slices.Sort(rs.victims)
 	rs.victims = slices.Compact(rs.victims)
-	if e.applyRepair(slot, newPods) {
+	if e.applyRepair(slot) {
 		return true
 	}
 	// CPU, memory or exclusivity may need the other gone jobs on those hosts.
@@ -277,7 +312,7 @@ func (e *Engine) fromPlacement(slot int32, scope topology.DomainID, gone []topol
 	}
 	slices.Sort(rs.victims)
 	rs.victims = slices.Compact(rs.victims)
-	return e.applyRepair(slot, newPods)
+	return e.applyRepair(slot)
 }
 
 // repairCandidates lists in rs.cands the preemptible running jobs of lower
@@ -318,9 +353,10 @@ func (e *Engine) repairCandidates(slot int32, scope topology.DomainID) bool {
 	return len(rs.cands) > 0
 }
 
-// applyRepair applies the removal of rs.victims and the move of job slot to
-// newPods as one Delta; it reports whether the Delta applied.
-func (e *Engine) applyRepair(slot int32, newPods []topology.Pod) bool {
+// applyRepair applies the removal of rs.victims and the move of job slot's
+// faulted ranks to rs.repl as one Delta; it reports whether the Delta
+// applied.
+func (e *Engine) applyRepair(slot int32) bool {
 	rs := &e.rs
 	ops := e.ops[:0]
 	rs.vpods = rs.vpods[:0]
@@ -328,10 +364,7 @@ func (e *Engine) applyRepair(slot int32, newPods []topology.Pod) bool {
 		ops = append(ops, topology.RemoveJob(v))
 		rs.vpods = e.s.AppendJobPods(rs.vpods, v)
 	}
-	rs.repl = rs.repl[:0] // only the faulted ranks move: O(levels) per replaced pod
-	for _, r := range rs.ranks {
-		rs.repl = append(rs.repl, newPods[r])
-	}
+	// only the faulted ranks move: O(levels) per replaced pod
 	ops = append(ops, topology.ReplacePods(topology.JobID(slot), rs.ranks, rs.repl...))
 	e.ops = ops
 	if err := e.s.Apply(topology.Delta{Ops: ops}); err != nil {
@@ -359,7 +392,10 @@ func (e *Engine) repaired(slot int32, src RepairSource) {
 	if !j.spec.Preemptible {
 		e.sp.taken(e, rs.repl) // the other pods stay where they were
 	}
-	e.dec.Repairs = append(e.dec.Repairs, Repair{Job: e.id(slot), Pods: e.keepPods(e.pods2),
+	for i, r := range rs.ranks { // rs.pods are in the decision arena (loadJob)
+		rs.pods[r] = rs.repl[i]
+	}
+	e.dec.Repairs = append(e.dec.Repairs, Repair{Job: e.id(slot), Pods: rs.pods,
 		Ranks: e.keepI32(rs.ranks), Victims: e.keepIDs(rs.ids), Source: src})
 }
 

@@ -246,12 +246,14 @@ func (sp *spares) refill(e *Engine) {
 	}
 	// Deepest policies first, so a rack's spares count for its SU's pool
 	// before the SU designates its own.
-	slices.SortFunc(sp.dirty, func(a, b spareRef) int {
-		if a.p != b.p {
-			return int(a.p - b.p)
-		}
-		return int(a.d - b.d)
-	})
+	if len(sp.dirty) > 1 {
+		slices.SortFunc(sp.dirty, func(a, b spareRef) int {
+			if a.p != b.p {
+				return int(a.p - b.p)
+			}
+			return int(a.d - b.d)
+		})
+	}
 	for _, ref := range sp.dirty {
 		i := ref.d - sp.lo[ref.p]
 		sp.isDirty[ref.p][i] = false

@@ -125,28 +125,32 @@ func (s *State) needsJournal(d *Delta) bool {
 // what the Delta may need, before the first journaled write (journal entries
 // point into these slices). Growth of the pod and nomination tables changes
 // no observable state; the job table's length is the job id bound, so Apply
-// trims the records reserve added when the Delta fails.
+// trims the records reserve added when the Delta fails. Only AddJob and
+// Nominate may create job records, only AddJob and MoveJob take pod slots
+// (ReplacePods re-places pods in their own), only Nominate takes a
+// nomination record: a Delta of other operations grows nothing.
 func (s *State) reserve(d *Delta) error {
 	maxJob, pods, noms := JobID(-1), 0, 0
 	for i := range d.Ops {
 		op := &d.Ops[i]
+		id := op.Job
 		switch op.Kind {
-		case OpAddJob, OpRemoveJob, OpMoveJob, OpReplacePods, OpNominate, OpCancelNomination:
-			id := op.Job
-			if op.Kind == OpNominate {
-				id = op.Nomination.Job
-			}
-			if id < 0 || id > MaxJobID {
-				return fmt.Errorf("op %d (%s): %w: job id %d out of range 0…%d",
-					i, op.Kind, ErrInvalid, id, MaxJobID)
-			}
-			if op.Kind == OpAddJob || op.Kind == OpNominate { // the others need the job to exist
-				maxJob = max(maxJob, id)
-			}
+		case OpAddJob:
+			maxJob = max(maxJob, id)
 			pods += len(op.Pods)
-			if op.Kind == OpNominate {
-				noms++
-			}
+		case OpNominate:
+			id = op.Nomination.Job
+			maxJob = max(maxJob, id)
+			noms++
+		case OpMoveJob:
+			pods += len(op.Pods)
+		case OpRemoveJob, OpReplacePods, OpCancelNomination:
+		default:
+			continue
+		}
+		if id < 0 || id > MaxJobID {
+			return fmt.Errorf("op %d (%s): %w: job id %d out of range 0…%d",
+				i, op.Kind, ErrInvalid, id, MaxJobID)
 		}
 	}
 	if n := int(maxJob) + 1 - len(s.jobs); n > 0 {
@@ -155,9 +159,13 @@ func (s *State) reserve(d *Delta) error {
 			s.jobs = append(s.jobs, jobRec{first: -1, last: -1, nom: -1})
 		}
 	}
-	s.growJobView()
-	if free := len(s.pods) - int(s.nPods); free < pods {
-		s.growPods(pods - free)
+	if len(s.jobPrio) < len(s.jobs) {
+		s.growJobView()
+	}
+	if pods > 0 {
+		if free := len(s.pods) - int(s.nPods); free < pods {
+			s.growPods(pods - free)
+		}
 	}
 	if noms > 0 {
 		for dead := s.deadNoms(); dead < noms; dead++ {

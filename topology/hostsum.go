@@ -67,19 +67,21 @@ func (s *State) commit(h HostID) {
 	var a hostSum
 	s.summarizeInto(h, lo, n, &a)
 	i := int(h)
+	if old := getBits(s.freeW, lo, n); a.mask != old {
+		s.setBits(s.freeW, lo, n, a.mask)
+	}
+	a.mask = 0
+	idle := s.idleHostW[i>>6]&(1<<(uint(i)&63)) != 0
+	if a.free == int32(s.hostFree[h]) && a.cap == int32(s.hostCap[h]) && a.idle == idle &&
+		a.shared == int32(s.hostShared[h]) && a.part == s.hostPart[h] {
+		return // the aggregates stay: the common case of a deferred commit
+	}
 	b := hostSum{
 		free:   int32(s.hostFree[h]),
 		cap:    int32(s.hostCap[h]),
 		shared: int32(s.hostShared[h]),
 		part:   s.hostPart[h],
-		idle:   s.idleHostW[i>>6]&(1<<(uint(i)&63)) != 0,
-	}
-	if old := getBits(s.freeW, lo, n); a.mask != old {
-		s.setBits(s.freeW, lo, n, a.mask)
-	}
-	a.mask = 0
-	if a == b {
-		return
+		idle:   idle,
 	}
 	if a.free != b.free {
 		s.w8(&s.hostFree[h], uint8(a.free))
@@ -108,33 +110,47 @@ func (s *State) commit(h HostID) {
 // (the aggregates are sums over hosts, so that restores them exactly).
 func (s *State) propagate(h HostID, b, a *hostSum) {
 	t := s.t
-	m := int32(t.hostModel[h])
-	nm, nb := int32(s.nm), int32(s.nb)
 	dFree, dCap, dShared := a.free-b.free, a.cap-b.cap, int64(a.shared-b.shared)
 	dIdle := b2i(a.idle) - b2i(b.idle)
 	if dShared != 0 || a.part != b.part {
 		s.propagateShared(h, dFree != 0, dShared, b.part, a.part)
 	}
-	parent, free, hist := t.domParent, s.domFree, s.domHist
-	for d := t.hostParent[h]; d >= 0; d = parent[d] {
-		if dFree != 0 {
-			if parent[d] == 0 {
-				s.touch(d)
-			}
-			free[d] += dFree
-			if nm > 1 {
-				s.domModel[d*nm+m] += dFree
-			}
-			base := (d*nm + m) * nb
-			hist[base+b.free]--
-			hist[base+a.free]++
-		}
-		if dCap != 0 {
+	if dFree != 0 {
+		s.propagateFree(h, b.free, a.free)
+	}
+	parent := t.domParent
+	if dCap != 0 { // one pass per changed aggregate: most commits change one or two
+		for d := t.hostParent[h]; d >= 0; d = parent[d] {
 			s.domCap[d] += dCap
 		}
-		if dIdle != 0 {
+	}
+	if dIdle != 0 {
+		for d := t.hostParent[h]; d >= 0; d = parent[d] {
 			s.addIdle(d, dIdle)
 		}
+	}
+}
+
+// propagateFree is propagate's part for free GPUs (host h had bFree, has
+// aFree): the free counts, per model and histogram of every domain above h,
+// and the level-1 domain's touch.
+func (s *State) propagateFree(h HostID, bFree, aFree int32) {
+	t := s.t
+	m := int32(t.hostModel[h])
+	nm, nb := int32(s.nm), int32(s.nb)
+	dFree := aFree - bFree
+	parent, free, hist := t.domParent, s.domFree, s.domHist
+	for d := t.hostParent[h]; d >= 0; d = parent[d] {
+		if parent[d] == 0 {
+			s.touch(d)
+		}
+		free[d] += dFree
+		if nm > 1 {
+			s.domModel[d*nm+m] += dFree
+		}
+		base := (d*nm + m) * nb
+		hist[base+bFree]--
+		hist[base+aFree]++
 	}
 }
 

@@ -154,14 +154,16 @@ func (s *State) checkPod(id JobID, info *Job, p *Pod) error {
 	if info.Exclusive {
 		claim = hostMask(n) // an exclusive host closes all of its GPUs to others
 	}
-	return s.checkNominated(id, info, h, claim)
+	if nom := getBits(s.nominated, lo, n) & claim; nom != 0 {
+		return s.checkNominated(id, info, h, lo, nom)
+	}
+	return nil
 }
 
-// checkNominated rejects taking GPUs of host h (mask claim) nominated for a
-// job that id may not displace.
-func (s *State) checkNominated(id JobID, info *Job, h HostID, claim uint64) error {
-	lo, n := int(s.t.hostGPU[h]), s.t.HostGPUCount(h)
-	for m := getBits(s.nominated, lo, n) & claim; m != 0; m &= m - 1 {
+// checkNominated rejects taking the nominated GPUs nom of host h (whose
+// first GPU is lo) if one is nominated for a job that id may not displace.
+func (s *State) checkNominated(id JobID, info *Job, h HostID, lo int, nom uint64) error {
+	for m := nom; m != 0; m &= m - 1 {
 		g := GPUID(lo + bits.TrailingZeros64(m))
 		nom := &s.noms[s.nominationOf(g)]
 		if !mayTake(id, info, &nom.Nomination) {

@@ -67,38 +67,40 @@ func (j *journal) rollback(s *State) {
 	undo(j.noms)
 }
 
-// Journaled writes. Every write to State goes through one of these.
+// Journaled writes. Every write to State goes through one of these. A
+// write that leaves the value as it was is not journaled: there is nothing
+// to restore (a later write of the location journals the same old value).
 
 func (s *State) w64(p *uint64, v uint64) {
-	if s.jr.on {
+	if s.jr.on && *p != v {
 		s.jr.u64 = append(s.jr.u64, jw[uint64]{p, *p})
 	}
 	*p = v
 }
 
 func (s *State) w32(p *int32, v int32) {
-	if s.jr.on {
+	if s.jr.on && *p != v {
 		s.jr.i32 = append(s.jr.i32, jw[int32]{p, *p})
 	}
 	*p = v
 }
 
 func (s *State) wu32(p *uint32, v uint32) {
-	if s.jr.on {
+	if s.jr.on && *p != v {
 		s.jr.u32 = append(s.jr.u32, jw[uint32]{p, *p})
 	}
 	*p = v
 }
 
 func (s *State) w16(p *uint16, v uint16) {
-	if s.jr.on {
+	if s.jr.on && *p != v {
 		s.jr.u16 = append(s.jr.u16, jw[uint16]{p, *p})
 	}
 	*p = v
 }
 
 func (s *State) w8(p *uint8, v uint8) {
-	if s.jr.on {
+	if s.jr.on && *p != v {
 		s.jr.u8 = append(s.jr.u8, jw[uint8]{p, *p})
 	}
 	*p = v
@@ -128,7 +130,8 @@ func (s *State) wNom(i int32, v nomRec) {
 	*p = v
 }
 
-// setBits writes bits [lo, lo+n) of w to v (n ≤ 64), journaled.
+// setBits writes bits [lo, lo+n) of w to v (n ≤ 64), journaled. The write
+// of the last word comes last, so nothing lives across its journal append.
 func (s *State) setBits(w []uint64, lo, n int, v uint64) {
 	if n == 0 {
 		return
@@ -136,13 +139,13 @@ func (s *State) setBits(w []uint64, lo, n int, v uint64) {
 	m := hostMask(n)
 	v &= m
 	i, off := lo>>6, uint(lo)&63
-	if nw := (w[i] &^ (m << off)) | v<<off; nw != w[i] {
-		s.w64(&w[i], nw)
-	}
-	if int(off)+n > 64 {
+	if int(off)+n > 64 { // the host's GPUs straddle two words
 		sh := 64 - off
 		if nw := (w[i+1] &^ (m >> sh)) | v>>sh; nw != w[i+1] {
 			s.w64(&w[i+1], nw)
 		}
+	}
+	if nw := (w[i] &^ (m << off)) | v<<off; nw != w[i] {
+		s.w64(&w[i], nw)
 	}
 }

@@ -31,8 +31,9 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p Pod, jnext 
 	} else {
 		s.takeMilli(lo, n, p.GPUs, int32(s.gpuMilli(lo+bits.TrailingZeros64(p.GPUs)))-p.Milli)
 	}
-	s.w32(&s.hostCPU[h], s.hostCPU[h]-p.CPUMilli)
-	s.w32(&s.hostMem[h], s.hostMem[h]-p.MemoryMiB)
+	if p.CPUMilli|p.MemoryMiB != 0 {
+		s.takeCPUMem(h, -p.CPUMilli, -p.MemoryMiB)
+	}
 	switch {
 	case info.Exclusive && s.hostFlags[h]&flagExclusive == 0:
 		s.w8(&s.hostFlags[h], s.hostFlags[h]|flagExclusive)
@@ -46,6 +47,17 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p Pod, jnext 
 	rec.next = s.linkOnHost(h, slot, id, rank)
 	s.wPod(slot, rec)
 	s.commit(h)
+}
+
+// takeCPUMem adds cpu milli-CPU and mem MiB to host h's free CPU and memory
+// (callers skip pods without CPU or memory requests: nothing to write).
+func (s *State) takeCPUMem(h HostID, cpu, mem int32) {
+	if cpu != 0 {
+		s.w32(&s.hostCPU[h], s.hostCPU[h]+cpu)
+	}
+	if mem != 0 {
+		s.w32(&s.hostMem[h], s.hostMem[h]+mem)
+	}
 }
 
 // takeMilli sets the free milli of the host's one GPU in mask m to v.
@@ -111,17 +123,18 @@ func (s *State) releasePod(slot int32) {
 // the host; the slot keeps its record and its place in the job's list.
 func (s *State) unplace(slot int32) {
 	t := s.t
-	p := s.pods[slot]
-	h := p.Host
-	info := &s.jobs[p.job].info
+	p := &s.pods[slot].Pod // read before any write to the slot's record
+	h, gpus, milli := p.Host, p.GPUs, p.Milli
+	info := &s.jobs[s.pods[slot].job].info
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
-	if p.Milli == 0 {
-		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)|p.GPUs)
+	if milli == 0 {
+		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)|gpus)
 	} else {
-		s.takeMilli(lo, n, p.GPUs, int32(s.gpuMilli(lo+bits.TrailingZeros64(p.GPUs)))+p.Milli)
+		s.takeMilli(lo, n, gpus, int32(s.gpuMilli(lo+bits.TrailingZeros64(gpus)))+milli)
 	}
-	s.w32(&s.hostCPU[h], s.hostCPU[h]+p.CPUMilli)
-	s.w32(&s.hostMem[h], s.hostMem[h]+p.MemoryMiB)
+	if p.CPUMilli|p.MemoryMiB != 0 {
+		s.takeCPUMem(h, p.CPUMilli, p.MemoryMiB)
+	}
 	s.unlinkFromHost(h, slot)
 	switch {
 	case s.hostFlags[h]&flagExclusive != 0:
@@ -132,7 +145,7 @@ func (s *State) unplace(slot int32) {
 			}
 		}
 	case info.Preemptible:
-		s.addPre(h, info.Priority, -int32(bits.OnesCount64(p.GPUs)))
+		s.addPre(h, info.Priority, -int32(bits.OnesCount64(gpus)))
 	}
 	s.commit(h)
 }
@@ -197,26 +210,25 @@ func (s *State) replacePods(id JobID, ranks []int32, pods []Pod) error {
 	if !s.present(id) {
 		return fmt.Errorf("%w: job %d not present", ErrStale, id)
 	}
-	rec := s.jobs[id]
 	if len(ranks) != len(pods) || len(ranks) == 0 {
 		return fmt.Errorf("%w: %d ranks and %d pods", ErrInvalid, len(ranks), len(pods))
 	}
 	slots := s.replaceSlots[:0]
-	k := 0
-	for p := rec.first; p >= 0 && k < len(ranks); p = s.pods[p].jnext {
-		r := s.pods[p].rank
-		if r == ranks[k] {
-			old, nw := &s.pods[p].Pod, &pods[k]
-			if old.NumGPUs() != nw.NumGPUs() || old.Milli != nw.Milli || old.CPUMilli != nw.CPUMilli || old.MemoryMiB != nw.MemoryMiB {
-				return fmt.Errorf("%w: pod %d changes shape", ErrInvalid, r)
-			}
-			slots = append(slots, p)
-			k++
+	p := s.jobs[id].first
+	for k, r := range ranks {
+		if p = s.podAtRank(p, r); p < 0 {
+			break
 		}
+		old, nw := &s.pods[p].Pod, &pods[k]
+		if old.NumGPUs() != nw.NumGPUs() || old.Milli != nw.Milli || old.CPUMilli != nw.CPUMilli || old.MemoryMiB != nw.MemoryMiB {
+			return fmt.Errorf("%w: pod %d changes shape", ErrInvalid, r)
+		}
+		slots = append(slots, p)
+		p = s.pods[p].jnext
 	}
 	s.replaceSlots = slots
-	if k != len(ranks) {
-		return fmt.Errorf("%w: ranks must be strictly ascending and below the job's %d pods", ErrInvalid, rec.n)
+	if len(slots) != len(ranks) {
+		return fmt.Errorf("%w: ranks must be strictly ascending and below the job's %d pods", ErrInvalid, s.jobs[id].n)
 	}
 	for _, slot := range slots { // release first: a replacement may reuse a GPU another one frees
 		s.unplace(slot)
@@ -229,6 +241,19 @@ func (s *State) replacePods(id JobID, ranks []int32, pods []Pod) error {
 		s.putAt(slot, id, info, s.pods[slot].rank, pods[i], s.pods[slot].jnext)
 	}
 	return nil
+}
+
+// podAtRank returns the slot of the pod of rank r in a job's pod list from
+// slot p on (the list is in rank order), or -1.
+func (s *State) podAtRank(p, r int32) int32 {
+	pods := s.pods
+	for p >= 0 && pods[p].rank < r {
+		p = pods[p].jnext
+	}
+	if p >= 0 && pods[p].rank == r {
+		return p
+	}
+	return -1
 }
 
 // gpuMilli is GPU g's free milli: FullGPU when unused, the stored value when

@@ -160,11 +160,11 @@ func (s *State) PodCapacityOfModel(d DomainID, m, g int) int {
 // exclusively counts all its GPUs for its owner.
 func (s *State) PreemptibleBelow(d DomainID, prio int32) (lo, hi int) {
 	b := prioBucket(prio)
-	base := int(d) * prioBuckets
-	for i := range b {
-		lo += int(s.domPre[base+i])
+	row := s.domPre[int(d)*prioBuckets : int(d)*prioBuckets+prioBuckets]
+	for _, n := range row[:b] {
+		lo += int(n)
 	}
-	return lo, lo + int(s.domPre[base+b])
+	return lo, lo + int(row[b])
 }
 
 // NumJobs is the number of jobs present.
@@ -203,8 +203,11 @@ func (s *State) AppendJobPods(dst []Pod, id JobID) []Pod {
 	if !s.HasJob(id) {
 		return dst
 	}
-	for p := s.jobs[id].first; p >= 0; p = s.pods[p].jnext {
-		dst = append(dst, s.pods[p].Pod)
+	pods := s.pods
+	for p := s.jobs[id].first; p >= 0; {
+		r := &pods[p]
+		dst = append(dst, r.Pod)
+		p = r.jnext
 	}
 	return dst
 }
