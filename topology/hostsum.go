@@ -125,10 +125,31 @@ func (s *State) propagate(h HostID, b, a *hostSum) {
 		}
 	}
 	if dIdle != 0 {
-		for d := t.hostParent[h]; d >= 0; d = parent[d] {
-			s.addIdle(d, dIdle)
-		}
+		s.propagateIdle(h, dIdle)
 	}
+}
+
+// propagateIdle adds delta (±1) to the idle-host count of every domain above
+// host h, flipping a domain's entirely-idle bit when the count reaches or
+// leaves its number of hosts.
+func (s *State) propagateIdle(h HostID, delta int32) {
+	t := s.t
+	parent, lo, end, idle := t.domParent, t.domHostLo, t.domHostEnd, s.domIdle
+	for d := t.hostParent[h]; d >= 0; d = parent[d] {
+		hosts, n := end[d]-lo[d], idle[d]+delta
+		if idle[d] == hosts || n == hosts {
+			s.flipIdle(d)
+		}
+		idle[d] = n
+	}
+}
+
+// flipIdle flips domain d's bit in its level's idle-domain bitset.
+func (s *State) flipIdle(d int32) {
+	t := s.t
+	l := t.domLevel[d]
+	i := d - t.levelStart[l]
+	s.idleW[l][i>>6] ^= 1 << (uint(i) & 63)
 }
 
 // propagateFree is propagate's part for free GPUs (host h had bFree, has
@@ -167,20 +188,6 @@ func (s *State) propagateShared(h HostID, touched bool, dShared int64, bPart, aP
 		if bPart != aPart {
 			addPart(s.domPart[int(d)*PartialBuckets:], bPart, aPart)
 		}
-	}
-}
-
-// addIdle changes domain d's idle-host count and flips its entirely-idle bit
-// when that changes.
-func (s *State) addIdle(d, delta int32) {
-	t := s.t
-	hosts := t.domHostEnd[d] - t.domHostLo[d]
-	was := s.domIdle[d] == hosts
-	s.domIdle[d] += delta
-	if was != (s.domIdle[d] == hosts) {
-		l := t.domLevel[d]
-		i := d - t.levelStart[l]
-		s.idleW[l][i>>6] ^= 1 << (uint(i) & 63)
 	}
 }
 
