@@ -54,9 +54,12 @@ func lowPrio(b int) int32 {
 // d, and false if no victim set can (from aggregates alone). O(log buckets).
 func (p *Planner) lb(d topology.DomainID) (Cost, bool) {
 	s := p.s
+	need := p.needMilli
+	if p.eligible != nil && 1000*p.eligibleGPUs(d) < need {
+		return Cost{}, false // whatever goes, d's eligible hosts are too few
+	}
 	avail := p.freeIn(d) + p.extraIn(d)
 	have := 1000*avail + s.SharedMilli(d)
-	need := p.needMilli
 	c := Cost{Priority: NoPriority, Victims: 1}
 	if have >= need {
 		return c, true
@@ -168,4 +171,21 @@ func (x *exclIndex) gpus(t *topology.Tree, d topology.DomainID) int64 {
 		d = t.Parent(d)
 	}
 	return x.per[d-x.lo]
+}
+
+// eligibleGPUs bounds the GPUs of d's eligible hosts: the eligible hosts
+// times the tree's largest host. O(hosts of d / 64).
+func (p *Planner) eligibleGPUs(d topology.DomainID) int64 {
+	lo, hi := p.t.Hosts(d)
+	n := 0
+	for i := int(lo); i < int(hi); {
+		w := p.eligible[i>>6] >> (uint(i) & 63)
+		k := min(64-i&63, int(hi)-i) // bits of this word in [i, hi)
+		if k < 64 {
+			w &= 1<<uint(k) - 1
+		}
+		n += bits.OnesCount64(w)
+		i += k
+	}
+	return int64(n) * int64(p.t.MaxHostGPUs())
 }
