@@ -239,11 +239,7 @@ func TestBaselinesMatchPaper(t *testing.T) {
 	if dir == "" {
 		t.Skip("BLINK_OPENB is not set")
 	}
-	c, shapes, err := Load(filepath.Join(dir, "openb_node_list_gpu_node.csv"),
-		filepath.Join(dir, "openb_pod_list_default.csv"), openb.Flat)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, shapes := loadOpenb(t, dir)
 	seeds, _ := ParseSeeds(DefaultSeeds)
 	sums, err := Measure(c, shapes, []string{"random", "bestfit"}, seeds, nil)
 	if err != nil {
@@ -259,4 +255,16 @@ func TestBaselinesMatchPaper(t *testing.T) {
 		t.Logf("%s: %.2f at 100%%, %.2f at 130%% (paper %.2f, %.2f)", s.Policy, s.Curve[100], s.Curve[130],
 			paper[s.Policy][0], paper[s.Policy][1])
 	}
+}
+
+// loadOpenb loads the openb trace in dir (its GPU node list and default pod
+// list) on the flat tree, failing the test if it cannot.
+func loadOpenb(t *testing.T, dir string) (*openb.Cluster, []openb.Shape) {
+	t.Helper()
+	c, shapes, err := Load(filepath.Join(dir, "openb_node_list_gpu_node.csv"),
+		filepath.Join(dir, "openb_pod_list_default.csv"), openb.Flat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, shapes
 }

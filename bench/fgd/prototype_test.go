@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -236,11 +235,8 @@ func TestPrototype(t *testing.T) {
 	if dir == "" || names == "" {
 		t.Skip("set BLINK_OPENB and FGD_PROTO to measure the prototypes")
 	}
-	c, shapes, err := Load(filepath.Join(dir, "openb_node_list_gpu_node.csv"),
-		filepath.Join(dir, "openb_pod_list_default.csv"), openb.Flat)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, shapes := loadOpenb(t, dir)
+	var err error
 	seeds := []uint64{42, 43, 44}
 	if s := os.Getenv("FGD_SEEDS"); s != "" {
 		if seeds, err = ParseSeeds(s); err != nil {
@@ -347,11 +343,7 @@ func TestPrototypeWaste(t *testing.T) {
 	if dir == "" || names == "" {
 		t.Skip("set BLINK_OPENB and FGD_WASTE")
 	}
-	c, shapes, err := Load(filepath.Join(dir, "openb_node_list_gpu_node.csv"),
-		filepath.Join(dir, "openb_pod_list_default.csv"), openb.Flat)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, shapes := loadOpenb(t, dir)
 	for _, name := range strings.Split(names, ",") {
 		var m *nodes
 		var p Placer
@@ -728,8 +720,7 @@ func TestPrototypeSkips(t *testing.T) {
 	if dir == "" || name == "" {
 		t.Skip("set BLINK_OPENB and FGD_SKIPS")
 	}
-	c, shapes, _ := Load(filepath.Join(dir, "openb_node_list_gpu_node.csv"),
-		filepath.Join(dir, "openb_pod_list_default.csv"), openb.Flat)
+	c, shapes := loadOpenb(t, dir)
 	var p Placer
 	switch name {
 	case "caploss":
@@ -768,8 +759,7 @@ func TestPrototypeStates(t *testing.T) {
 	if dir == "" || os.Getenv("FGD_STATES") == "" {
 		t.Skip("set BLINK_OPENB and FGD_STATES")
 	}
-	c, shapes, _ := Load(filepath.Join(dir, "openb_node_list_gpu_node.csv"),
-		filepath.Join(dir, "openb_pod_list_default.csv"), openb.Flat)
+	c, shapes := loadOpenb(t, dir)
 	p := newCapLoss(c, shapes)
 	p.relative, p.alpha = true, 0.25
 	work, _ := Draw(shapes, c.CapacityMilli(), 42)
