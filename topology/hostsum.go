@@ -154,17 +154,15 @@ func (s *State) flipIdle(d int32) {
 
 // propagateFree is propagate's part for free GPUs (host h had bFree, has
 // aFree): the free counts, per model and histogram of every domain above h,
-// and the level-1 domain's touch.
+// and the host's touch.
 func (s *State) propagateFree(h HostID, bFree, aFree int32) {
 	t := s.t
 	m := int32(t.hostModel[h])
 	nm, nb := int32(s.nm), int32(s.nb)
 	dFree := aFree - bFree
 	parent, free, hist := t.domParent, s.domFree, s.domHist
+	s.touch(h)
 	for d := t.hostParent[h]; d >= 0; d = parent[d] {
-		if parent[d] == 0 {
-			s.touch(d)
-		}
 		free[d] += dFree
 		if nm > 1 {
 			s.domModel[d*nm+m] += dFree
@@ -176,14 +174,14 @@ func (s *State) propagateFree(h HostID, bFree, aFree int32) {
 }
 
 // propagateShared is propagate's part for shared milli and partly used GPUs
-// (fractional pods only): their aggregates, and the level-1 domain's touch
-// when the free GPUs did not change (propagate touches it then).
+// (fractional pods only): their aggregates, and the host's touch when the
+// free GPUs did not change (propagateFree touches it then).
 func (s *State) propagateShared(h HostID, touched bool, dShared int64, bPart, aPart uint32) {
 	parent := s.t.domParent
+	if !touched {
+		s.touch(h)
+	}
 	for d := s.t.hostParent[h]; d >= 0; d = parent[d] {
-		if !touched && parent[d] == 0 {
-			s.touch(d)
-		}
 		s.domShared[d] += dShared
 		if bPart != aPart {
 			addPart(s.domPart[int(d)*PartialBuckets:], bPart, aPart)

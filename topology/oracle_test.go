@@ -15,7 +15,7 @@ import (
 // State, after every step, with the simple model of oracle_model_test.go:
 // whether the Delta is accepted, every query of the read API, Check, that a
 // rejected Delta leaves MarshalBinary byte-identical, that a host that
-// changed has a new generation; and now and then Clone and the
+// changed has a new generation and is in the touch log; and now and then Clone and the
 // MarshalBinary/UnmarshalBinary round trip.
 //
 // BLINK_SEED=n runs one seed only (failures name theirs: the run replays
@@ -150,6 +150,7 @@ func (o *oracleRun) run(tree *Tree, steps int) {
 	var frozenBytes []byte
 	frozenUntil := 0
 	gens := make([]uint32, tree.NumHosts())
+	var touched touchProbe
 	for o.step = 0; o.step < steps; o.step++ {
 		d := gen.delta(m, s)
 		o.d = d
@@ -157,6 +158,7 @@ func (o *oracleRun) run(tree *Tree, steps int) {
 			gens[h] = s.HostGeneration(HostID(h))
 		}
 		before := o.marshal(s)
+		touched.before(s)
 		next, why := m.try(d, s.HostGeneration)
 		err := s.Apply(d)
 		o.st.count(d, s, err == nil)
@@ -173,6 +175,9 @@ func (o *oracleRun) run(tree *Tree, steps int) {
 		default:
 			nv := next.view()
 			o.verify(s, next, nv, "after an accepted Delta")
+			if msg := touched.after(s); msg != "" {
+				o.fatalf("touch log: %s", msg)
+			}
 			for hi := range gens {
 				h := HostID(hi)
 				if s.HostGeneration(h) == gens[h] && !oracleSameHost(v, nv, m, next, h) {

@@ -28,3 +28,13 @@ func addPart(dst []int32, b, a uint32) {
 		dst[k] += int32(a>>sh&0xFF) - int32(b>>sh&0xFF)
 	}
 }
+
+// HostPartialGPUs is PartialGPUs for host h alone.
+func (s *State) HostPartialGPUs(h HostID) [PartialBuckets]int32 {
+	var out [PartialBuckets]int32
+	p := s.hostPart[h]
+	for k := range PartialBuckets {
+		out[k] = int32(p >> (8 * uint(k)) & 0xFF)
+	}
+	return out
+}

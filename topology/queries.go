@@ -38,6 +38,11 @@ func (s *State) GPUNominee(g GPUID) (JobID, bool) {
 // HostFree is the number of free GPUs of host h.
 func (s *State) HostFree(h HostID) int { return int(s.hostFree[h]) }
 
+// HostSharedMilli is the free milli on host h's partly used GPUs that
+// fractional pods may use (healthy, not nominated, the host usable): what it
+// adds to SharedMilli of its domains.
+func (s *State) HostSharedMilli(h HostID) int64 { return int64(s.hostShared[h]) }
+
 // HostFreeMask returns host h's free GPUs as a mask (bit i: the host's GPU i).
 func (s *State) HostFreeMask(h HostID) uint64 {
 	lo := int(s.t.hostGPU[h])

@@ -1,22 +1,24 @@
 package topology
 
-// The touch log lets a reader that caches per-domain figures (a placement
-// Solver's index over the root's children) catch up with a State in time
-// proportional to what changed: every change to a host's free GPUs appends the
-// host's level-1 domain (a child of the root) to a ring of touchLogSize
-// entries. It is not part of the State's value: snapshots omit it, Check
-// ignores it, a rolled-back Delta leaves its touches (a reader then recomputes
-// figures that did not change, which is harmless).
+// The touch log lets a reader that caches per-domain or per-host figures (a
+// placement Solver's index over the root's children, a Restriction's sums
+// over its closed hosts) catch up with a State in time proportional to what
+// changed: every change to a host's free GPUs, shared milli or partly used
+// GPUs appends the host to a ring of touchLogSize entries. It is not part of
+// the State's value: snapshots omit it, Check ignores it, a rolled-back Delta
+// leaves its touches (a reader then recomputes figures that did not change,
+// which is harmless).
 const touchLogSize = 4096
 
 type touchLog struct {
 	seq uint64
-	ids [touchLogSize]int32
+	ids [touchLogSize]HostID
 }
 
-// touch records that the free GPUs of level-1 domain d changed.
-func (s *State) touch(d int32) {
-	s.touches.ids[s.touches.seq%touchLogSize] = d
+// touch records that host h's free GPUs, shared milli or partly used GPUs
+// changed.
+func (s *State) touch(h HostID) {
+	s.touches.ids[s.touches.seq%touchLogSize] = h
 	s.touches.seq++
 }
 
@@ -33,15 +35,38 @@ func (s *State) TouchesLost(since uint64) bool {
 }
 
 // Touched appends to dst the level-1 domains (children of the root) whose
-// free GPUs, histograms, shared milli or partly used GPUs changed since TouchSeq returned since, possibly with
-// repeats. ok is false when more changed than the log holds: the caller must
-// then recompute everything.
+// free GPUs, histograms, shared milli or partly used GPUs changed since
+// TouchSeq returned since, possibly with repeats (none for hosts right
+// under the root). ok is false when more changed than the log holds: the
+// caller must then recompute everything.
 func (s *State) Touched(since uint64, dst []DomainID) (_ []DomainID, ok bool) {
 	if s.TouchesLost(since) {
 		return dst, false
 	}
+	t := s.t
 	for q := since; q < s.touches.seq; q++ {
-		dst = append(dst, DomainID(s.touches.ids[q%touchLogSize]))
+		d := t.hostParent[s.touches.ids[q%touchLogSize]]
+		if d <= 0 {
+			continue
+		}
+		for t.domParent[d] > 0 {
+			d = t.domParent[d]
+		}
+		dst = append(dst, DomainID(d))
+	}
+	return dst, true
+}
+
+// TouchedHosts appends to dst the hosts whose free GPUs, shared milli or
+// partly used GPUs changed since TouchSeq returned since, possibly with
+// repeats. ok is false when more changed than the log holds: the caller
+// must then recompute everything.
+func (s *State) TouchedHosts(since uint64, dst []HostID) (_ []HostID, ok bool) {
+	if s.TouchesLost(since) {
+		return dst, false
+	}
+	for q := since; q < s.touches.seq; q++ {
+		dst = append(dst, s.touches.ids[q%touchLogSize])
 	}
 	return dst, true
 }
