@@ -98,7 +98,7 @@ func (sp *spares) check(e *Engine) error {
 	t := e.t
 	for h := topology.HostID(0); int(h) < t.NumHosts(); h++ {
 		spare := sp.spare(h)
-		if elig := sp.eligible[h>>6]&(1<<(uint(h)&63)) != 0; elig == spare {
+		if elig := !sp.rx.Closed(h); elig == spare {
 			return fmt.Errorf("blink: host %d: spare %v, eligible %v", h, spare, elig)
 		}
 		if !spare {

@@ -43,11 +43,14 @@ func (e *Engine) Clone() *Engine {
 }
 
 func (sp *spares) clone() spares {
-	c := spares{pol: sp.pol, isSpare: slices.Clone(sp.isSpare), eligible: slices.Clone(sp.eligible),
+	c := spares{pol: sp.pol, isSpare: slices.Clone(sp.isSpare),
 		lo: sp.lo, dirty: slices.Clone(sp.dirty), gpuless: sp.gpuless}
 	for i := range sp.count {
 		c.count = append(c.count, slices.Clone(sp.count[i]))
 		c.isDirty = append(c.isDirty, slices.Clone(sp.isDirty[i]))
+	}
+	if sp.rx != nil {
+		c.rx = sp.rx.Clone()
 	}
 	return c
 }

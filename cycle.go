@@ -207,7 +207,10 @@ func (e *Engine) request(slot int32) *placement.Request {
 	j := &e.jobs[slot]
 	r := &j.req
 	r.HasEnd, r.End = j.spec.RunTime > 0, e.now+j.spec.RunTime
-	r.Eligible = e.sp.eligibleFor(j)
+	r.Restriction, r.Eligible = e.sp.restrictionFor(j), nil
+	if r.Restriction != nil {
+		r.Eligible = r.Restriction.Eligible()
+	}
 	r.Sets = j.spec.Sets
 	return r
 }
@@ -273,27 +276,10 @@ func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 }
 
 // placeIn places r inside scope first (a nominee's domain), then anywhere.
-//
-// Spare hosts: r.Eligible (the non-spare hosts) makes placement's domain
-// capacities upper bounds and its host checks one by one, which costs up to
-// 10× at a million GPUs. Since a restriction can only remove places, r is
-// placed without it first: a failure then is final, and a plan that touches
-// no spare host is the answer; only a plan on a spare is placed again with
-// the restriction. (Best fit is drawn to a rack whose last free host is its
-// idle spare, so whole-host requests often pay both calls.)
+// Spare hosts: a non-preemptible job's request carries the spares'
+// restriction (placement.Restriction), so it is placed from exact
+// capacities of the other hosts in one call.
 func (e *Engine) placeIn(r *placement.Request, scope topology.DomainID, plan *placement.Plan) (bool, placement.Reason) {
-	elig := r.Eligible
-	r.Eligible = nil
-	defer func() { r.Eligible = elig }()
-	ok, why := e.placeScoped(r, scope, plan)
-	if !ok || elig == nil || !e.onSpare(plan.Pods) {
-		return ok, why
-	}
-	r.Eligible = elig
-	return e.placeScoped(r, scope, plan)
-}
-
-func (e *Engine) placeScoped(r *placement.Request, scope topology.DomainID, plan *placement.Plan) (bool, placement.Reason) {
 	if scope > 0 {
 		if ok, _, err := e.v.PlaceWithout(e.s, r, scope, nil, plan); ok && err == nil {
 			return true, placement.Reason{}
@@ -305,19 +291,6 @@ func (e *Engine) placeScoped(r *placement.Request, scope topology.DomainID, plan
 		return false, placement.Reason{}
 	}
 	return ok, why
-}
-
-// onSpare reports whether any of pods is on a spare host.
-func (e *Engine) onSpare(pods []topology.Pod) bool {
-	if !e.sp.on() {
-		return false
-	}
-	for _, p := range pods {
-		if e.sp.spare(p.Host) {
-			return true
-		}
-	}
-	return false
 }
 
 // noFit turns placement's reason into the engine's: shapes that no healthy

@@ -5,17 +5,20 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
 )
 
 // Spares. Each SparePolicy keeps Hosts spare hosts in every domain of its
 // level. A spare is a healthy host with no failed or nominated GPU that holds
 // only preemptible work (filler) or nothing; non-preemptible jobs never land
-// on one, because their placement requests carry the eligible-host bitset
-// kept here (the complement of the spares). A fault under a running gang
+// on one, because their placement requests carry the restriction kept here
+// (placement.Restriction: the spares closed, with per-domain sums of what
+// they hold free, so that restricted placement reads exact capacities from
+// the aggregates). A fault under a running gang
 // takes a spare in the gang's domain first, evicting its filler.
 //
-// The bookkeeping is incremental: a bitset of spare hosts, its complement,
+// The bookkeeping is incremental: a bitset of spare hosts, the restriction,
 // and per policy a count of spares per domain. A host that fails, drains,
 // loses a GPU or is taken by a repair stops being a spare, and its domains
 // are marked dirty; so are domains where a job left hosts (they may hold a
@@ -25,18 +28,18 @@ import (
 // stays short until something in it changes.
 
 type spares struct {
-	pol      []SparePolicy // deepest level first
-	isSpare  []uint64      // bit h: host h is a spare
-	eligible []uint64      // complement of isSpare over the hosts; nil without policies
-	count    [][]int32     // per policy, spares per domain of its level (index d - lo)
-	lo       []topology.DomainID
-	isDirty  [][]bool
-	dirty    []spareRef
-	jobs     []topology.JobID   // scratch
-	best     []ratedHost        // scratch of designateBest
-	pods     []topology.HostPod // scratch of preemptibleOn
-	changed  bool               // the spare set changed since the engine last looked
-	gpuless  bool               // the tree has hosts without GPUs (noCandidate cannot see them)
+	pol     []SparePolicy          // deepest level first
+	isSpare []uint64               // bit h: host h is a spare
+	rx      *placement.Restriction // the spares closed; nil without policies
+	count   [][]int32              // per policy, spares per domain of its level (index d - lo)
+	lo      []topology.DomainID
+	isDirty [][]bool
+	dirty   []spareRef
+	jobs    []topology.JobID   // scratch
+	best    []ratedHost        // scratch of designateBest
+	pods    []topology.HostPod // scratch of preemptibleOn
+	changed bool               // the spare set changed since the engine last looked
+	gpuless bool               // the tree has hosts without GPUs (noCandidate cannot see them)
 }
 
 type spareRef struct {
@@ -44,7 +47,7 @@ type spareRef struct {
 	d topology.DomainID
 }
 
-func (sp *spares) on() bool { return sp.eligible != nil }
+func (sp *spares) on() bool { return sp.rx != nil }
 
 func (sp *spares) init(e *Engine) {
 	t := e.t
@@ -59,9 +62,8 @@ func (sp *spares) init(e *Engine) {
 	slices.SortStableFunc(sp.pol, func(a, b SparePolicy) int { return int(b.Level) - int(a.Level) })
 	words := (t.NumHosts() + 63) / 64
 	sp.isSpare = make([]uint64, words)
-	sp.eligible = make([]uint64, words)
+	sp.rx = placement.NewRestriction(t)
 	for h := 0; h < t.NumHosts(); h++ {
-		sp.eligible[h>>6] |= 1 << (uint(h) & 63)
 		sp.gpuless = sp.gpuless || t.HostGPUCount(topology.HostID(h)) == 0
 	}
 	for i, p := range sp.pol {
@@ -109,7 +111,7 @@ func (sp *spares) markDirty(p int32, d topology.DomainID) {
 func (sp *spares) designate(t *topology.Tree, h topology.HostID) {
 	sp.changed = true
 	sp.isSpare[h>>6] |= 1 << (uint(h) & 63)
-	sp.eligible[h>>6] &^= 1 << (uint(h) & 63)
+	_ = sp.rx.Close(h) // h is a host of the tree
 	for i, p := range sp.pol {
 		d := t.HostDomain(h, p.Level)
 		sp.count[i][d-sp.lo[i]]++
@@ -119,7 +121,7 @@ func (sp *spares) designate(t *topology.Tree, h topology.HostID) {
 func (sp *spares) undesignate(t *topology.Tree, h topology.HostID) {
 	sp.changed = true
 	sp.isSpare[h>>6] &^= 1 << (uint(h) & 63)
-	sp.eligible[h>>6] |= 1 << (uint(h) & 63)
+	_ = sp.rx.Open(h)
 	for i, p := range sp.pol {
 		d := t.HostDomain(h, p.Level)
 		sp.count[i][d-sp.lo[i]]--
@@ -341,11 +343,11 @@ type ratedHost struct {
 	rating int
 }
 
-// eligibleFor returns the eligible-host bitset for a job's requests: nil
-// (every host) for preemptible jobs or without spares.
-func (sp *spares) eligibleFor(j *job) []uint64 {
+// restrictionFor returns the restriction for a job's requests: nil (every
+// host) for preemptible jobs or without spares.
+func (sp *spares) restrictionFor(j *job) *placement.Restriction {
 	if !sp.on() || j.spec.Preemptible {
 		return nil
 	}
-	return sp.eligible
+	return sp.rx
 }

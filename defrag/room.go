@@ -378,6 +378,7 @@ func (p *Planner) requestFor(tg target) *placement.Request {
 		return p.r
 	}
 	p.rq = *p.r
+	p.rq.Restriction = nil // its Eligible becomes one host's bitset
 	clear(p.reqElig)
 	p.reqElig[tg.host>>6] = 1 << (uint(tg.host) & 63)
 	p.rq.Eligible = p.reqElig

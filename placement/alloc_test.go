@@ -40,6 +40,10 @@ func TestPlaceAllocs(t *testing.T) {
 	tree := s.Tree()
 	rack, _ := tree.LevelByName("rack")
 	all := []uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+	spares := placement.NewRestriction(tree) // the last host of every rack
+	for h := topology.HostID(17); int(h) < tree.NumHosts(); h += 18 {
+		require.NoError(t, spares.Close(h))
+	}
 	tests := []struct {
 		name string
 		req  placement.Request
@@ -52,6 +56,12 @@ func TestPlaceAllocs(t *testing.T) {
 		{"one fractional pod", placement.Request{Sets: []placement.PodSet{{Pods: 1, GPUs: 1, Milli: 500}}}, true},
 		{"one host, nominee", placement.Request{Job: 7, Required: tree.HostLevel(), Sets: []placement.PodSet{{Pods: 1, GPUs: 4}}}, true},
 		{"rack gang", placement.Request{Required: rack, Sets: []placement.PodSet{{Pods: 12, GPUs: 4}}}, true},
+		{"rack gang, restricted", placement.Request{Required: rack, Sets: []placement.PodSet{{Pods: 11, GPUs: 4}},
+			Eligible: spares.Eligible(), Restriction: spares}, true},
+		{"one pod, restricted", placement.Request{Sets: []placement.PodSet{{Pods: 1, GPUs: 2}},
+			Eligible: spares.Eligible(), Restriction: spares}, true},
+		{"reject: required rack, restricted", placement.Request{Required: rack, Sets: []placement.PodSet{{Pods: 12, GPUs: 4}},
+			Eligible: spares.Eligible(), Restriction: spares}, false},
 		// CPU lets a host take one pod: rack bounds overstate, the rest passes on
 		{"shortfall passes on", placement.Request{Preferred: rack, Sets: []placement.PodSet{{Pods: 20, GPUs: 1, CPUMilli: 100000}}}, true},
 		{"reject: too many GPUs", placement.Request{Sets: []placement.PodSet{{Pods: 1000, GPUs: 4}}}, false},

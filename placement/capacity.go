@@ -59,7 +59,7 @@ func (v *Solver) shareMask(h topology.HostID) uint64 {
 // hostCap is how many pods of the current set host h can still take.
 func (v *Solver) hostCap(h topology.HostID) int64 {
 	if v.exact { // whole GPUs only, and no overlay: the free count says it all
-		if !v.modelOK[v.t.HostModel(h)] {
+		if !v.modelOK[v.t.HostModel(h)] || v.rx != nil && v.rx.closed(h) {
 			return 0
 		}
 		return v.perK[v.s.HostFree(h)]
@@ -131,6 +131,9 @@ func (v *Solver) upper(d topology.DomainID) int64 {
 		for m, ok := range v.modelOK {
 			if ok {
 				free += int64(s.FreeOfModel(d, m))
+				if v.rx != nil {
+					free -= v.rx.freeOf(d, m)
+				}
 			}
 		}
 		return free*int64(topology.FullGPU/set.Milli) + v.sharedCap(d, gainMilli)
@@ -144,12 +147,19 @@ func (v *Solver) upper(d topology.DomainID) int64 {
 // a GPU (topology.PartialGPUs).
 func (v *Solver) sharedCap(d topology.DomainID, gainMilli int64) int64 {
 	m := int64(v.set.Milli)
-	bound := (v.s.SharedMilli(d) + gainMilli) / m
+	shared, part := v.s.SharedMilli(d), v.s.PartialGPUs(d)
+	if v.rx != nil {
+		shared -= v.rx.dshare[d]
+		for b, c := range v.rx.partOf(d) {
+			part[b] -= c
+		}
+	}
+	bound := (shared + gainMilli) / m
 	if gainMilli != 0 {
 		return bound
 	}
 	n := int64(0)
-	for b, c := range v.s.PartialGPUs(d) {
+	for b, c := range part {
 		n += int64(c) * v.perB[b]
 	}
 	return min(n, bound)
@@ -170,6 +180,9 @@ func (v *Solver) histCap(d topology.DomainID) int64 {
 		for k := g; k < nb; k++ {
 			n += int64(h[k]) * v.perK[k]
 		}
+	}
+	if v.rx != nil {
+		n -= v.rx.histCap(d, g, v.modelOK, v.perK[:nb])
 	}
 	return n
 }
@@ -216,7 +229,16 @@ func (v *Solver) freeOf(l topology.Level, i int32) int64 {
 		}
 		return int64(popcount(v.baseMask(topology.HostID(i))))
 	}
-	return int64(v.s.Free(topology.DomainID(i)))
+	return v.domFree(topology.DomainID(i))
+}
+
+// domFree is domain d's free GPUs the request may see: on open hosts only
+// if it is restricted.
+func (v *Solver) domFree(d topology.DomainID) int64 {
+	if v.rx != nil {
+		return int64(v.s.Free(d)) - v.rx.freeAll(d)
+	}
+	return int64(v.s.Free(d))
 }
 
 // setCurrent selects pod set si and decides whether aggregates are exact for it.
@@ -240,7 +262,7 @@ func (v *Solver) setCurrent(si int) {
 		}
 	}
 	v.plain = set.GPUs > 0 && set.Milli == 0 && set.CPUMilli == 0 && set.MemoryMiB == 0 &&
-		r.Eligible == nil && !r.Exclusive && len(v.extra) == 0
+		(r.Eligible == nil || v.rx != nil && len(v.rel) == 0) && !r.Exclusive && len(v.extra) == 0
 	v.exact = v.plain && len(v.ov) == 0 && len(v.rel) == 0
 }
 
@@ -260,7 +282,7 @@ func (v *Solver) plainCap(h topology.HostID) int64 {
 		}
 		return 0
 	}
-	if !v.anyModel && !v.modelOK[v.t.HostModel(h)] {
+	if !v.anyModel && !v.modelOK[v.t.HostModel(h)] || v.rx != nil && v.rx.closed(h) {
 		return 0
 	}
 	return v.perK[v.s.HostFree(h)]

@@ -23,6 +23,13 @@
 // that holds fewer pods than its bound passes the rest on to the next
 // domain by the same rule. "Capacity" below is that exact value or bound.
 //
+// Eligibility given as a Restriction (Request.Restriction: a closed host set
+// with per-domain sums of what its hosts hold free, kept up to date from the
+// State's touch log) is not eligibility in the sense above: the aggregates
+// are read less the closed hosts' sums, so capacities stay exact and the
+// fast paths apply. An engine's spare hosts are such a set: every
+// non-preemptible request leaves them out.
+//
 //   - Required level R: among the domains of level R that fit the gang, the
 //     policy's best (BestFit: smallest capacity for the largest pod set, then
 //     fewest free GPUs, then lowest index); if the pod sets do not all fit in

@@ -204,7 +204,7 @@ func (v *Solver) fillAll(d topology.DomainID) int64 {
 	got := int64(0)
 	for i, k := range v.s.HostFreeCounts()[lo:hi] {
 		h := lo + topology.HostID(i)
-		if k < g || !v.anyModel && !v.modelOK[v.t.HostModel(h)] {
+		if k < g || !v.anyModel && !v.modelOK[v.t.HostModel(h)] || v.rx != nil && v.rx.closed(h) {
 			continue
 		}
 		if k == g && last {
@@ -342,6 +342,9 @@ func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
 	perK := v.perK[:nb]
 	best, bestCap, bestFree := int32(-1), int64(0), int64(0)
 	stride := nm * nb
+	if v.rx != nil {
+		return v.bestDomainRestricted(lo, hi, need)
+	}
 	for c := lo; c < hi; c++ {
 		cp := int64(0)
 		switch {
@@ -374,6 +377,26 @@ func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
 	return best, best >= 0
 }
 
+// bestDomainRestricted is bestDomainExact for a restricted request: the
+// capacities and free GPUs of the open hosts (histCap, freeOf).
+func (v *Solver) bestDomainRestricted(lo, hi int32, need int64) (int32, bool) {
+	best, bestCap, bestFree := int32(-1), int64(0), int64(0)
+	for c := lo; c < hi; c++ {
+		cp := v.histCap(topology.DomainID(c))
+		if cp < need || best >= 0 && cp > bestCap {
+			continue
+		}
+		f := v.domFree(topology.DomainID(c))
+		if best < 0 || cp < bestCap || f < bestFree {
+			best, bestCap, bestFree = c, cp, f
+			if v.unbeatable(cp, f, need) {
+				break
+			}
+		}
+	}
+	return best, best >= 0
+}
+
 // bestHostExact is bestChild for BestFit over hosts [lo, hi) when free counts
 // are exact: one pass over a byte per host.
 func (v *Solver) bestHostExact(lo, hi int32, need int64) (int32, bool) {
@@ -381,7 +404,8 @@ func (v *Solver) bestHostExact(lo, hi int32, need int64) (int32, bool) {
 	best, bestFree := int32(-1), uint8(0)
 	for i, k := range v.s.HostFreeCounts()[lo:hi] {
 		h := lo + int32(i)
-		if k < g || !v.anyModel && !v.modelOK[v.t.HostModel(topology.HostID(h))] || v.perK[k] < need {
+		if k < g || !v.anyModel && !v.modelOK[v.t.HostModel(topology.HostID(h))] || v.perK[k] < need ||
+			v.rx != nil && v.rx.closed(topology.HostID(h)) {
 			continue
 		}
 		// capacity ⌊k/g⌋ grows with k, so the fewest free GPUs is the best fit

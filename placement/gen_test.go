@@ -149,6 +149,7 @@ type reqLimits struct {
 	maxGPUs  int // per whole-GPU pod
 	maxSets  int
 	policies bool // also FirstFit and Spread
+	restrict bool // always eligible hosts, given as a Restriction
 }
 
 // genRequest returns a random well-formed request for tree t: 1–2 pod sets of
@@ -184,12 +185,21 @@ func genRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID, lim
 			}
 		}
 	}
-	if rng.IntN(5) == 0 {
+	if lim.restrict || rng.IntN(5) == 0 {
 		w := make([]uint64, (t.NumHosts()+63)/64)
 		for i := range w {
 			w[i] = rng.Uint64()
 		}
 		r.Eligible = w
+		if lim.restrict || rng.IntN(2) == 0 { // the same hosts, as a Restriction
+			x := placement.NewRestriction(t)
+			for h := range topology.HostID(t.NumHosts()) {
+				if w[h/64]&(1<<(uint(h)%64)) == 0 {
+					_ = x.Close(h)
+				}
+			}
+			r.Eligible, r.Restriction = x.Eligible(), x
+		}
 	}
 	if lim.policies {
 		r.Policy = pick(rng, placement.BestFit, placement.BestFit, placement.FirstFit, placement.Spread)

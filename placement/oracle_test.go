@@ -86,6 +86,9 @@ func viewOf(s *topology.State, r *placement.Request, h topology.HostID) view {
 		}
 	}
 	v.modelOK = modelOK
+	if !eligible && r.Restriction != nil { // the aggregates a restricted request reads leave closed hosts out
+		v.free, v.shared = 0, 0
+	}
 	switch {
 	case !healthy:
 		v.why = s.HostHealth(h).String()
@@ -377,11 +380,11 @@ func (o *oracle) hostsOf(l topology.Level, i int32) (topology.HostID, topology.H
 }
 
 // exactMode: the doc's condition for aggregate capacities being exact —
-// whole GPUs only, no CPU, memory, eligibility, exclusivity, nor nominated
-// GPUs this gang may take.
+// whole GPUs only, no CPU, memory, eligibility (but for a Restriction's),
+// exclusivity, nor nominated GPUs this gang may take.
 func (o *oracle) exactMode() bool {
 	sh := o.sh[0]
-	if sh.gpus == 0 || sh.milli > 0 || sh.cpu > 0 || sh.mem > 0 || o.r.Eligible != nil || o.r.Exclusive {
+	if sh.gpus == 0 || sh.milli > 0 || sh.cpu > 0 || sh.mem > 0 || o.r.Eligible != nil && o.r.Restriction == nil || o.r.Exclusive {
 		return false
 	}
 	for h := range o.views {

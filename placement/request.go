@@ -70,7 +70,11 @@ type Request struct {
 	// Eligible, if not nil, are the words of a host bitset (bit h: host h may
 	// be used), e.g. from taints, selectors and affinity.
 	Eligible []uint64
-	Policy   Policy
+	// Restriction, if not nil, describes the hosts Eligible leaves out with
+	// per-domain sums, so that capacities are read exactly from aggregates
+	// (see Restriction); Eligible must then be Restriction.Eligible() itself.
+	Restriction *Restriction
+	Policy      Policy
 }
 
 // jobInfo is the topology.Job the gang will be recorded as.
@@ -100,6 +104,10 @@ func (r *Request) Validate(t *topology.Tree) error {
 		return fmt.Errorf("%w: unknown policy %d", ErrInvalid, r.Policy)
 	case r.Eligible != nil && len(r.Eligible) < (t.NumHosts()+63)/64:
 		return fmt.Errorf("%w: eligible-host bitset has %d words, tree needs %d", ErrInvalid, len(r.Eligible), (t.NumHosts()+63)/64)
+	case r.Restriction != nil && r.Restriction.t != t:
+		return fmt.Errorf("%w: the restriction is over another tree", ErrInvalid)
+	case r.Restriction != nil && (len(r.Eligible) != len(r.Restriction.open) || len(r.Eligible) > 0 && &r.Eligible[0] != &r.Restriction.open[0]):
+		return fmt.Errorf("%w: a restricted request's eligible-host bitset must be its Restriction.Eligible()", ErrInvalid)
 	}
 	for _, m := range r.Models {
 		if m < 0 || m >= t.NumModels() {

@@ -27,6 +27,9 @@ func (v *Solver) rejectFast() bool {
 	for m, ok := range v.modelOK {
 		if ok {
 			have += int64(v.s.FreeOfModel(0, m))
+			if v.rx != nil {
+				have -= v.rx.freeOf(0, m)
+			}
 		}
 	}
 	gain, _ := v.relGain(0, topology.HostID(v.t.NumHosts()))

@@ -58,7 +58,9 @@ type Solver struct {
 	nominees []topology.JobID
 	extraSum []int64 // prefix sums of popcount over extra
 	ex       exSearch
-	wide     []*wideMin // by GPUs per pod
+	wide     []*wideMin   // by GPUs per pod
+	wideRx   []*wideMin   // the same for restricted requests
+	rx       *Restriction // the request's, synced with the State
 	scope    topology.DomainID
 
 	rel       []relHost        // hosts of the jobs gone (PlaceWithout), sorted by host
@@ -162,6 +164,9 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 	v.rel, v.gone, v.scope = v.rel[:0], nil, 0
 	v.reset() // no overlay yet: a fresh epoch, so no stamp left by an earlier call (or a zero stamp) matches
 	v.s, v.r, v.hl = s, r, t.HostLevel()
+	if v.rx = r.Restriction; v.rx != nil {
+		v.rx.sync(s)
+	}
 	v.info = r.jobInfo()
 	v.reason = Reason{}
 	v.profAt, v.profGPU = -1, -1

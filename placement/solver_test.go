@@ -56,8 +56,19 @@ type oracleRun struct {
 // clusters (≤ 8 hosts, ≤ 10 pods): feasibility, every constraint of every
 // Plan, Apply and Check, determinism, and the BestFit/FirstFit rule.
 func TestOracle(t *testing.T) {
+	oracleTest(t, reqLimits{maxPods: 10, maxGPUs: 8, maxSets: 2, policies: true}, 2000)
+}
+
+// TestRestrictionOracle is TestOracle with every request restricted to
+// random eligible hosts through a Restriction (exact capacities from the
+// aggregates less the closed hosts' sums).
+func TestRestrictionOracle(t *testing.T) {
+	oracleTest(t, reqLimits{maxPods: 10, maxGPUs: 8, maxSets: 2, policies: true, restrict: true}, 4000)
+}
+
+func oracleTest(t *testing.T, lim reqLimits, steps int) {
 	seed := testSeed(t)
-	n := testSteps(t, 2000)
+	n := testSteps(t, steps)
 	var (
 		run  oracleRun
 		v    placement.Solver // reused across instances and trees
@@ -69,7 +80,7 @@ func TestOracle(t *testing.T) {
 		s := topology.NewState(tree)
 		nominees := genLoad(rng, s)
 		require.NoError(t, s.Check())
-		r := genRequest(rng, tree, nominees, reqLimits{maxPods: 10, maxGPUs: 8, maxSets: 2, policies: true})
+		r := genRequest(rng, tree, nominees, lim)
 		run.check(i, s, r, &v, &plan)
 	}
 	t.Logf("%d instances: %d feasible; feasibility agreement %d/%d (%.2f%%); multi-set %d (%d feasible, %d missed: %.2f%% of feasible)",

@@ -24,6 +24,8 @@ type wideMin struct {
 	dirty []topology.DomainID
 	stamp []uint32 // per child: epoch of the sync that last set it
 	epoch uint32
+	rx    *Restriction // the closed set the capacities leave out (nil: none)
+	rxGen uint64       // its gen when last synced
 }
 
 type wideKey struct {
@@ -54,13 +56,17 @@ func (v *Solver) wideBest() (int32, bool) {
 	if milli > 0 { // fractions after the GPU counts 0…MaxHostGPUs
 		idx = topology.MaxHostGPUs + int(milli)
 	}
-	for len(v.wide) <= idx {
-		v.wide = append(v.wide, nil)
+	all := &v.wide
+	if v.rx != nil {
+		all = &v.wideRx
 	}
-	w := v.wide[idx]
+	for len(*all) <= idx {
+		*all = append(*all, nil)
+	}
+	w := (*all)[idx]
 	if w == nil {
 		w = &wideMin{g: g, milli: milli}
-		v.wide[idx] = w
+		(*all)[idx] = w
 	}
 	w.sync(v)
 	k := w.node[1]
@@ -69,6 +75,12 @@ func (v *Solver) wideBest() (int32, bool) {
 
 func (w *wideMin) sync(v *Solver) {
 	s := v.s
+	if w.rx != v.rx || v.rx != nil && w.rxGen != v.rx.gen {
+		w.s, w.rx = nil, v.rx // another closed set, or sums counted afresh: start over
+	}
+	if v.rx != nil {
+		w.rxGen = v.rx.gen
+	}
 	if w.s == s {
 		var ok bool
 		if w.dirty, ok = s.Touched(w.seq, w.dirty[:0]); ok {
@@ -122,7 +134,7 @@ func (w *wideMin) leaf(v *Solver, d topology.DomainID) wideKey {
 	if c < 1 {
 		return wideKey{idx: -1}
 	}
-	return wideKey{cap: c, free: int64(v.s.Free(d)), idx: int32(d)}
+	return wideKey{cap: c, free: v.domFree(d), idx: int32(d)}
 }
 
 // set refreshes level-1 domain d and its path to the top.

@@ -44,44 +44,52 @@ func TestWideIndex(t *testing.T) {
 		}
 	}
 	for step := range 3000 {
-		switch k := rng.IntN(10); {
-		case k < 5: // add a job of 1–3 pods on random hosts
-			var pods []topology.Pod
-			for range 1 + rng.IntN(3) {
-				h := topology.HostID(rng.IntN(tr.NumHosts()))
-				m := s.HostFreeMask(h)
-				lo, _ := tr.HostGPUs(h)
-				if g := rng.IntN(tr.HostGPUCount(h)); rng.IntN(2) == 0 && !s.GPUFailed(lo+topology.GPUID(g)) {
-					if milli := int32(50 * (1 + rng.IntN(19))); s.GPUMilli(lo+topology.GPUID(g)) >= int(milli) {
-						pods = append(pods, topology.Pod{Host: h, GPUs: 1 << g, Milli: milli})
-						continue
-					}
-				}
-				if m != 0 {
-					pods = append(pods, topology.Pod{Host: h, GPUs: m & -m})
-				}
-			}
-			if len(pods) > 0 && s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(next, topology.Job{}, pods...)}}) == nil {
-				live = append(live, next)
-				next++
-			}
-		case k < 8 && len(live) > 0:
-			i := rng.IntN(len(live))
-			require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{topology.RemoveJob(live[i])}}))
-			live = append(live[:i], live[i+1:]...)
-		case k == 8: // a rejected Delta that changed hosts before failing
-			h := topology.HostID(rng.IntN(tr.NumHosts()))
-			require.Error(t, s.Apply(topology.Delta{Ops: []topology.Op{
-				topology.SetHostHealth(h, topology.Failed), topology.RemoveJob(topology.MaxJobID)}}))
-		default:
-			if step%2 == 0 {
-				s = s.Clone()
-			} else {
-				b, err := s.MarshalBinary()
-				require.NoError(t, err)
-				require.NoError(t, s.UnmarshalBinary(b))
-			}
-		}
+		s = randomStep(t, rng, tr, s, &live, &next, step)
 		check()
 	}
+}
+
+// randomStep changes s (or returns another State) by one random step: a job
+// of 1–3 pods (whole GPUs or fractions) added, a job removed, a rejected
+// Delta that changed hosts before failing, a Clone or a snapshot round trip.
+func randomStep(t *testing.T, rng *rand.Rand, tr *topology.Tree, s *topology.State, live *[]topology.JobID, next *topology.JobID, step int) *topology.State {
+	switch k := rng.IntN(10); {
+	case k < 5: // add a job of 1–3 pods on random hosts
+		var pods []topology.Pod
+		for range 1 + rng.IntN(3) {
+			h := topology.HostID(rng.IntN(tr.NumHosts()))
+			m := s.HostFreeMask(h)
+			lo, _ := tr.HostGPUs(h)
+			if g := rng.IntN(tr.HostGPUCount(h)); rng.IntN(2) == 0 && !s.GPUFailed(lo+topology.GPUID(g)) {
+				if milli := int32(50 * (1 + rng.IntN(19))); s.GPUMilli(lo+topology.GPUID(g)) >= int(milli) {
+					pods = append(pods, topology.Pod{Host: h, GPUs: 1 << g, Milli: milli})
+					continue
+				}
+			}
+			if m != 0 {
+				pods = append(pods, topology.Pod{Host: h, GPUs: m & -m})
+			}
+		}
+		if len(pods) > 0 && s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(*next, topology.Job{}, pods...)}}) == nil {
+			*live = append(*live, *next)
+			*next++
+		}
+	case k < 8 && len(*live) > 0:
+		i := rng.IntN(len(*live))
+		require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{topology.RemoveJob((*live)[i])}}))
+		*live = append((*live)[:i], (*live)[i+1:]...)
+	case k == 8: // a rejected Delta that changed hosts before failing
+		h := topology.HostID(rng.IntN(tr.NumHosts()))
+		require.Error(t, s.Apply(topology.Delta{Ops: []topology.Op{
+			topology.SetHostHealth(h, topology.Failed), topology.RemoveJob(topology.MaxJobID)}}))
+	default:
+		if step%2 == 0 {
+			s = s.Clone()
+		} else {
+			b, err := s.MarshalBinary()
+			require.NoError(t, err)
+			require.NoError(t, s.UnmarshalBinary(b))
+		}
+	}
+	return s
 }

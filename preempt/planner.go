@@ -259,6 +259,7 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 	p.s, p.r = s, r
 	p.pb = bucketOf(r.Priority)
 	p.hreq = *r
+	p.hreq.Restriction = nil // its Eligible becomes one host's bitset (hostReq)
 	p.eligible = r.Eligible
 
 	p.sets = p.sets[:0]

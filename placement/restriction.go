@@ -1,0 +1,238 @@
+package placement
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// Restriction is a set of hosts closed to the requests that carry it
+// (Request.Restriction), with per-domain sums of what the closed hosts hold
+// free: their GPUs by free count and model (the histograms), their shared
+// milli and their partly used GPUs by bucket. A Solver subtracts the sums
+// from the State's aggregates, so the aggregates it reads count the open
+// hosts only: a request restricted to them is placed from exact capacities
+// and fast paths, as an unrestricted one is, where an Eligible bitset alone
+// leaves placement upper bounds and host-by-host checks. It suits a closed
+// set that changes rarely and is shared by many requests, such as an
+// engine's spare hosts.
+//
+// The sums follow a State through its touch log (State.TouchedHosts): a
+// Solver brings them up to date at each call, in time proportional to what
+// changed; a State it has not seen, or one whose log overflowed, costs one
+// pass over the closed hosts. A Restriction is not safe for concurrent use.
+type Restriction struct {
+	t      *topology.Tree
+	open   []uint64 // the open hosts: Request.Eligible
+	nm, nb int
+
+	// The closed hosts' figures as last counted (zero for open hosts).
+	free   []uint8
+	shared []int32
+	part   [][topology.PartialBuckets]int32
+
+	// Per-domain sums over the closed hosts.
+	hist   []int32 // domain × model × free count
+	dfree  []int32 // domain × model: free GPUs
+	dshare []int64
+	dpart  []int32 // domain × bucket
+
+	s   *topology.State // the State the sums describe; nil: none yet
+	seq uint64
+	gen uint64 // changes whenever the sums change other than through s's touch log
+	buf []topology.HostID
+}
+
+// NewRestriction returns a Restriction over tree t with every host open.
+func NewRestriction(t *topology.Tree) *Restriction {
+	H, D := t.NumHosts(), t.NumDomains()
+	nm, nb := t.NumModels(), t.MaxHostGPUs()+1
+	x := &Restriction{
+		t: t, open: make([]uint64, (H+63)/64), nm: nm, nb: nb,
+		free: make([]uint8, H), shared: make([]int32, H), part: make([][topology.PartialBuckets]int32, H),
+		hist: make([]int32, D*nm*nb), dfree: make([]int32, D*nm), dshare: make([]int64, D),
+		dpart: make([]int32, D*topology.PartialBuckets),
+	}
+	for h := range H {
+		x.open[h>>6] |= 1 << (uint(h) & 63)
+	}
+	return x
+}
+
+// Tree is the tree the Restriction is over.
+func (x *Restriction) Tree() *topology.Tree { return x.t }
+
+// Eligible is the bitset of the open hosts (bit h: host h is open), the
+// value a restricted request's Eligible must have (the slice itself, not a
+// copy). It changes as hosts are closed and opened; do not modify it.
+func (x *Restriction) Eligible() []uint64 { return x.open }
+
+// Closed reports whether host h is closed (false for a host out of range).
+func (x *Restriction) Closed(h topology.HostID) bool {
+	return h >= 0 && int(h) < x.t.NumHosts() && x.closed(h)
+}
+
+func (x *Restriction) closed(h topology.HostID) bool {
+	return x.open[h>>6]&(1<<(uint(h)&63)) == 0
+}
+
+// Close closes host h to restricted requests; closing a closed host does
+// nothing. It fails, changing nothing, if h is out of range.
+func (x *Restriction) Close(h topology.HostID) error {
+	if h < 0 || int(h) >= x.t.NumHosts() {
+		return fmt.Errorf("%w: restriction: host %d out of range", ErrInvalid, h)
+	}
+	if x.closed(h) {
+		return nil
+	}
+	x.open[h>>6] &^= 1 << (uint(h) & 63)
+	x.gen++
+	if x.s != nil {
+		x.count(h)
+	}
+	return nil
+}
+
+// Open opens host h to restricted requests; opening an open host does
+// nothing. It fails, changing nothing, if h is out of range.
+func (x *Restriction) Open(h topology.HostID) error {
+	if h < 0 || int(h) >= x.t.NumHosts() {
+		return fmt.Errorf("%w: restriction: host %d out of range", ErrInvalid, h)
+	}
+	if !x.closed(h) {
+		return nil
+	}
+	x.gen++
+	if x.s != nil {
+		x.add(h, -1)
+	}
+	x.free[h], x.shared[h], x.part[h] = 0, 0, [topology.PartialBuckets]int32{}
+	x.open[h>>6] |= 1 << (uint(h) & 63)
+	return nil
+}
+
+// Clone returns an independent copy of the closed set; its sums are
+// counted afresh at its first use.
+func (x *Restriction) Clone() *Restriction {
+	c := NewRestriction(x.t)
+	copy(c.open, x.open)
+	return c
+}
+
+// sync brings the sums up to date with State s.
+func (x *Restriction) sync(s *topology.State) {
+	if x.s == s && !s.TouchesLost(x.seq) {
+		if s.TouchSeq() == x.seq {
+			return
+		}
+		x.buf, _ = s.TouchedHosts(x.seq, x.buf[:0])
+		x.seq = s.TouchSeq()
+		for _, h := range x.buf {
+			if x.closed(h) {
+				x.recount(h)
+			}
+		}
+		return
+	}
+	x.rebuild(s)
+}
+
+// rebuild counts the sums afresh for State s.
+func (x *Restriction) rebuild(s *topology.State) {
+	x.s, x.seq = s, s.TouchSeq()
+	x.gen++
+	clear(x.hist)
+	clear(x.dfree)
+	clear(x.dshare)
+	clear(x.dpart)
+	for w, word := range x.open {
+		closed := ^word
+		if rest := x.t.NumHosts() - w*64; rest < 64 {
+			closed &= 1<<uint(rest) - 1
+		}
+		for ; closed != 0; closed &= closed - 1 {
+			x.count(topology.HostID(w*64 + bits.TrailingZeros64(closed)))
+		}
+	}
+}
+
+// count reads closed host h's figures from the State and adds them to the
+// sums.
+func (x *Restriction) count(h topology.HostID) {
+	s := x.s
+	x.free[h], x.shared[h], x.part[h] = uint8(s.HostFree(h)), int32(s.HostSharedMilli(h)), s.HostPartialGPUs(h)
+	x.add(h, 1)
+}
+
+// recount reads closed host h's figures from the State and moves the sums
+// by the difference from those last counted.
+func (x *Restriction) recount(h topology.HostID) {
+	s := x.s
+	if uint8(s.HostFree(h)) == x.free[h] && int32(s.HostSharedMilli(h)) == x.shared[h] && s.HostPartialGPUs(h) == x.part[h] {
+		return
+	}
+	x.add(h, -1)
+	x.count(h)
+}
+
+// add adds sign times host h's counted figures to the sums of every domain
+// above it.
+func (x *Restriction) add(h topology.HostID, sign int32) {
+	t := x.t
+	m, k := t.HostModel(h), int(x.free[h])
+	free, shared, part := sign*int32(k), int64(sign*x.shared[h]), &x.part[h]
+	for d := t.HostParent(h); d >= 0; d = t.Parent(d) {
+		i := int(d)*x.nm + m
+		x.hist[i*x.nb+k] += sign
+		x.dfree[i] += free
+		x.dshare[d] += shared
+		for b, c := range part {
+			x.dpart[int(d)*topology.PartialBuckets+b] += sign * c
+		}
+		if d == 0 {
+			break
+		}
+	}
+}
+
+// histRow is domain d's closed hosts by model and free count (models × nb).
+func (x *Restriction) histRow(d topology.DomainID) []int32 {
+	n := x.nm * x.nb
+	return x.hist[int(d)*n : int(d)*n+n]
+}
+
+// freeOf is the free GPUs of model m on d's closed hosts.
+func (x *Restriction) freeOf(d topology.DomainID, m int) int64 {
+	return int64(x.dfree[int(d)*x.nm+m])
+}
+
+// freeAll is the free GPUs on d's closed hosts.
+func (x *Restriction) freeAll(d topology.DomainID) int64 {
+	n := int64(0)
+	for _, f := range x.dfree[int(d)*x.nm : int(d)*x.nm+x.nm] {
+		n += int64(f)
+	}
+	return n
+}
+
+// partOf is d's partly used GPUs on closed hosts by bucket.
+func (x *Restriction) partOf(d topology.DomainID) []int32 {
+	return x.dpart[int(d)*topology.PartialBuckets : int(d)*topology.PartialBuckets+topology.PartialBuckets]
+}
+
+// histCap is Σ_k hist[k]·perK[k] over k ≥ g and the acceptable models of
+// d's closed hosts: the pods of g whole GPUs they would hold.
+func (x *Restriction) histCap(d topology.DomainID, g int, modelOK []bool, perK []int64) int64 {
+	row := x.histRow(d)
+	n := int64(0)
+	for m, ok := range modelOK {
+		if !ok {
+			continue
+		}
+		for k := g; k < x.nb; k++ {
+			n += int64(row[m*x.nb+k]) * perK[k]
+		}
+	}
+	return n
+}
