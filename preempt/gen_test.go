@@ -213,6 +213,15 @@ func genRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID, set
 				r.Eligible[h/64] |= 1 << (uint(h) % 64)
 			}
 		}
+		if rng.IntN(2) == 0 { // the same hosts, as a placement.Restriction
+			x := placement.NewRestriction(t)
+			for h := range topology.HostID(t.NumHosts()) {
+				if r.Eligible[h/64]&(1<<(uint(h)%64)) == 0 {
+					_ = x.Close(h)
+				}
+			}
+			r.Eligible, r.Restriction = x.Eligible(), x
+		}
 	}
 	r.Policy = placement.Policy(rng.IntN(3))
 	return r

@@ -144,6 +144,7 @@ func TestSlotKeys(t *testing.T) {
 // restrictTo is r with its eligible hosts limited to domain d's.
 func restrictTo(r *placement.Request, t *topology.Tree, d topology.DomainID) *placement.Request {
 	rd := *r
+	rd.Restriction = nil
 	rd.Eligible = make([]uint64, (t.NumHosts()+63)/64)
 	lo, hi := t.Hosts(d)
 	for h := lo; h < hi; h++ {
