@@ -45,7 +45,8 @@ type Config struct {
 	// moving to make room for the jobs it moves out (default 16), nearest
 	// first.
 	MaxHelpers int
-	// MaxWork bounds the placement calls and subsets of one MakeRoom call
+	// MaxWork bounds the work of one MakeRoom call: placement calls,
+	// subsets of candidates, and pods read on target domains, one unit each
 	// (default 20,000).
 	MaxWork int
 }

@@ -54,8 +54,10 @@ type Planner struct {
 	pick      []int
 	lbWhole   int64
 	baseCap   int64
+	topUB     []int64 // topUB[j]: the j largest podUB of the candidates, summed
+	ubBuf     []int64
 	jobsBuf   []topology.JobID
-	entries   []jobHost
+	entries   []uint64 // packed job pods (packJobPod)
 	hjobs     []topology.JobID
 	goneBuf   []topology.JobID
 	moveGone  []topology.JobID
@@ -127,6 +129,7 @@ type cand struct {
 	milli    int64
 	off, n   int // its per-host GPUs inside the target, in Planner.inD
 	position int
+	podUB    int64 // bounds the pods of the primary shape its moving out adds (podBound)
 }
 
 type hostGPUs struct {

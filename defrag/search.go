@@ -35,10 +35,20 @@ func (p *Planner) examine(tg target) bool {
 			return true
 		}
 	}
+	if p.podBounds() {
+		maxM := p.budget
+		if p.best.found {
+			maxM = min(maxM, p.best.moves)
+		}
+		if p.baseCap+p.topUB[min(maxM, len(p.cands))] < p.need.podsPrim {
+			return true // as many moves as are left cannot free room for the pods
+		}
+	}
 	p.loadCands()
 	if len(p.cands) == 0 {
 		return false
 	}
+	p.podBounds() // of the candidates left
 	all := p.goneBuf[:0]
 	for _, c := range p.cands {
 		all = append(all, c.job)
@@ -51,6 +61,7 @@ func (p *Planner) examine(tg target) bool {
 	if len(p.cands) > p.cfg.MaxCandidates {
 		p.cands = p.cands[:p.cfg.MaxCandidates]
 		p.limit = true
+		p.podBounds()
 	}
 	p.deepen()
 	return true
@@ -59,7 +70,7 @@ func (p *Planner) examine(tg target) bool {
 // collectCands lists, from the pods on the target's hosts and the jobs'
 // records, the jobs with pods there (p.jobsBuf, sorted) and among them the
 // movable and preemptible ones with the GPUs they hold there (p.cands, most
-// first).
+// first). Pods are grouped by job through one sort of packed keys (jobPod).
 func (p *Planner) collectCands() {
 	s, tg := p.s, &p.tg
 	ent := p.entries[:0]
@@ -69,33 +80,30 @@ func (p *Planner) collectCands() {
 		}
 		p.hostPods = s.AppendHostPods(p.hostPods[:0], h)
 		for _, hp := range p.hostPods {
-			ent = append(ent, jobHost{hp.Job, h, hp.NumGPUs()})
+			ent = append(ent, packJobPod(hp.Job, h, hp.NumGPUs()))
 		}
 	}
-	slices.SortFunc(ent, func(a, b jobHost) int {
-		if a.job != b.job {
-			return int(a.job - b.job)
-		}
-		return int(a.h - b.h)
-	})
+	slices.Sort(ent)
 	p.entries = ent
+	p.work += len(ent) // reading a target counts: a block at 1M GPUs holds thousands of pods
 	jobs := p.jobsBuf[:0]
 	p.cands, p.inD = p.cands[:0], p.inD[:0]
 	for i := 0; i < len(ent); {
-		j := ent[i].job
+		j := jobOf(ent[i])
 		k := i
-		for k < len(ent) && ent[k].job == j {
+		for k < len(ent) && jobOf(ent[k]) == j {
 			k++
 		}
 		jobs = append(jobs, j)
 		if info, _ := s.JobInfo(j); info.Movable && info.Preemptible {
 			c := cand{job: j, off: len(p.inD)}
 			for _, e := range ent[i:k] {
-				c.gpusInD += e.gpus
-				if n := len(p.inD); n > c.off && p.inD[n-1].h == e.h {
-					p.inD[n-1].gpus += e.gpus
+				h, g := hostGPUsOf(e)
+				c.gpusInD += g
+				if n := len(p.inD); n > c.off && p.inD[n-1].h == h {
+					p.inD[n-1].gpus += g
 				} else {
-					p.inD = append(p.inD, hostGPUs{e.h, e.gpus})
+					p.inD = append(p.inD, hostGPUs{h, g})
 				}
 			}
 			c.n = len(p.inD) - c.off
@@ -104,7 +112,25 @@ func (p *Planner) collectCands() {
 		i = k
 	}
 	p.jobsBuf = jobs
-	slices.SortStableFunc(p.cands, func(a, b cand) int { return b.gpusInD - a.gpusInD })
+	slices.SortFunc(p.cands, func(a, b cand) int { // cands are in job order: the same as a stable sort
+		if a.gpusInD != b.gpusInD {
+			return b.gpusInD - a.gpusInD
+		}
+		return int(a.job - b.job)
+	})
+}
+
+// jobPod packs one pod of a job on a host of the target into a uint64 that
+// sorts by job, then host: job (< 2^24) << 35 | host (< 2^28) << 7 | GPUs
+// (≤ 64).
+func packJobPod(j topology.JobID, h topology.HostID, gpus int) uint64 {
+	return uint64(j)<<35 | uint64(h)<<7 | uint64(gpus)
+}
+
+func jobOf(e uint64) topology.JobID { return topology.JobID(e >> 35) }
+
+func hostGPUsOf(e uint64) (topology.HostID, int) {
+	return topology.HostID(e >> 7 & (1<<28 - 1)), int(e & 0x7F)
 }
 
 // loadCands loads the candidates' movers: it drops those that cannot move
@@ -136,13 +162,6 @@ func (p *Planner) loadCands() {
 	}
 }
 
-// jobHost is one pod of a job on a host of the target: its GPUs.
-type jobHost struct {
-	job  topology.JobID
-	h    topology.HostID
-	gpus int
-}
-
 // deepen searches plans of 1, 2, … moves in the target: sets of candidates
 // whose absence lets the request fit, cheapest first, each then moved out
 // (with helpers when a candidate finds no home).
@@ -162,7 +181,7 @@ func (p *Planner) deepen() {
 		p.subs = p.subs[:0]
 		if m <= len(p.cands) {
 			p.pick = p.pick[:0]
-			p.enumerate(0, m, 0)
+			p.enumerate(0, m, 0, 0)
 		}
 		slices.SortStableFunc(p.subs, func(a, b subset) int {
 			if a.gpus != b.gpus {
@@ -259,7 +278,7 @@ func (p *Planner) modelOK(h topology.HostID) bool {
 // (with p.pick chosen, freeing sum GPUs in the target) that pass the count
 // filter. Candidates are sorted by GPUs freed, so the next ones bound what
 // the rest of a subset can free.
-func (p *Planner) enumerate(i, k, sum int) {
+func (p *Planner) enumerate(i, k, sum int, ub int64) {
 	if len(p.pick) == k {
 		p.work++
 		if p.passes() {
@@ -278,12 +297,15 @@ func (p *Planner) enumerate(i, k, sum int) {
 		if p.need.lbValid && int64(sum+p.prefix[i+left]-p.prefix[i]) < p.lbWhole {
 			return // the largest remaining candidates do not free enough
 		}
+		if len(p.topUB) > left && p.baseCap+ub+p.topUB[left] < p.need.podsPrim {
+			return // nor room for enough pods, whichever are picked
+		}
 		if p.work >= p.cfg.MaxWork {
 			p.limit = true
 			return
 		}
 		p.pick = append(p.pick, i)
-		p.enumerate(i+1, k, sum+p.cands[i].gpusInD)
+		p.enumerate(i+1, k, sum+p.cands[i].gpusInD, ub+p.cands[i].podUB)
 		p.pick = p.pick[:len(p.pick)-1]
 	}
 }
