@@ -96,6 +96,9 @@ func (sp *spares) check(e *Engine) error {
 		return nil
 	}
 	t := e.t
+	if err := sp.rx.Check(e.s); err != nil {
+		return fmt.Errorf("blink: spares: %w", err)
+	}
 	for h := topology.HostID(0); int(h) < t.NumHosts(); h++ {
 		spare := sp.spare(h)
 		if elig := !sp.rx.Closed(h); elig == spare {

@@ -3,6 +3,7 @@ package placement
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/blinksched/blink/topology"
 )
@@ -235,4 +236,22 @@ func (x *Restriction) histCap(d topology.DomainID, g int, modelOK []bool, perK [
 		}
 	}
 	return n
+}
+
+// Check brings the sums up to date with State s and compares them with sums
+// counted afresh; an error names the first difference.
+func (x *Restriction) Check(s *topology.State) error {
+	if s.Tree() != x.t {
+		return fmt.Errorf("restriction: the State is over another tree")
+	}
+	x.sync(s)
+	c := x.Clone()
+	c.rebuild(s)
+	for d := range topology.DomainID(x.t.NumDomains()) {
+		if !slices.Equal(x.histRow(d), c.histRow(d)) || x.freeAll(d) != c.freeAll(d) ||
+			x.dshare[d] != c.dshare[d] || !slices.Equal(x.partOf(d), c.partOf(d)) {
+			return fmt.Errorf("restriction: domain %s: the closed hosts' sums differ from a recount", x.t.DomainPath(d))
+		}
+	}
+	return nil
 }

@@ -54,6 +54,7 @@ func TestRestrictionSums(t *testing.T) {
 		}
 		x.sync(s)
 		checkSums(t, s, x, step)
+		require.NoError(t, x.Check(s), "step %d", step)
 		for _, g := range []int32{1, 2, 4} {
 			r := Request{Sets: []PodSet{{Pods: 1, GPUs: g}}, Eligible: x.Eligible(), Restriction: x}
 			v.begin(s, &r)
@@ -102,6 +103,18 @@ func checkSums(t *testing.T, s *topology.State, x *Restriction, step int) {
 		require.Equal(t, part[:], x.partOf(d), "step %d domain %s: partly used", step, tr.DomainPath(d))
 		require.Equal(t, hist, x.histRow(d), "step %d domain %s: histogram", step, tr.DomainPath(d))
 	}
+}
+
+// TestRestrictionCheck: Check finds sums that differ from a recount.
+func TestRestrictionCheck(t *testing.T) {
+	tr, err := topology.BuildShape(topology.Shape{Levels: []string{"rack"}, FanOut: []int{2, 3}, GPUsPerHost: 4})
+	require.NoError(t, err)
+	s := topology.NewState(tr)
+	x := NewRestriction(tr)
+	require.NoError(t, x.Close(4))
+	require.NoError(t, x.Check(s))
+	x.dshare[1]++
+	require.ErrorContains(t, x.Check(s), "differ from a recount")
 }
 
 // TestRestrictionErrors: hosts out of range and mismatched bitsets are
