@@ -22,7 +22,7 @@ type wideMin struct {
 	size  int
 	node  []wideKey
 	hosts []topology.HostID // scratch: the hosts touched since the last sync
-	stamp []uint32 // per child: epoch of the sync that last set it
+	stamp []uint32          // per child: epoch of the sync that last set it
 	epoch uint32
 	rx    *Restriction // the closed set the capacities leave out (nil: none)
 	rxGen uint64       // its gen when last synced
