@@ -48,6 +48,27 @@ type genOpts struct {
 	health     bool // failed and draining hosts, failed GPUs
 	models     bool // two GPU models
 	mostly     bool // most jobs movable and preemptible (9 in 10 each, not 4 in 5)
+	elig       bool // requests restricted to eligible hosts, now and then
+}
+
+// genEligible restricts r, one time in three when o.elig, to a random three
+// quarters of the hosts: an eligible-host bitset, or the same hosts as a
+// placement.Restriction.
+func genEligible(rng *rand.Rand, t *topology.Tree, r *placement.Request, o genOpts) {
+	if !o.elig || rng.IntN(3) > 0 {
+		return
+	}
+	x := placement.NewRestriction(t)
+	for h := range topology.HostID(t.NumHosts()) {
+		if rng.IntN(4) == 0 {
+			_ = x.Close(h)
+		}
+	}
+	if rng.IntN(2) == 0 {
+		r.Eligible, r.Restriction = x.Eligible(), x
+		return
+	}
+	r.Eligible = append([]uint64(nil), x.Eligible()...)
 }
 
 // genCluster draws a small tree: 1–2 levels, 2–4 last-level domains of 1–3
@@ -253,6 +274,7 @@ func genRequest(rng *rand.Rand, t *topology.Tree, id topology.JobID, o genOpts) 
 			r.Models = []int{m}
 		}
 	}
+	genEligible(rng, t, r, o)
 	return r
 }
 
@@ -305,5 +327,6 @@ func genTightRequestN(rng *rand.Rand, s *topology.State, id topology.JobID, o ge
 		set.CPUMilli = 500
 	}
 	r.Sets = []placement.PodSet{set}
+	genEligible(rng, t, r, o)
 	return r
 }

@@ -260,6 +260,9 @@ func (o *oracle) fitsIn(s *topology.State, lo, hi topology.HostID) bool {
 		if len(o.r.Models) > 0 && !contains(o.r.Models, o.t.HostModel(h)) {
 			continue
 		}
+		if e := o.r.Eligible; e != nil && e[h/64]&(1<<(uint(h)%64)) == 0 {
+			continue
+		}
 		c := math.MaxInt
 		switch {
 		case set.Milli > 0:
