@@ -251,12 +251,14 @@ func (v *Solver) setCurrent(si int) {
 	if set.SliceSize > 1 {
 		v.sliceS, v.sliceL = int64(set.SliceSize), set.SliceLevel
 	}
-	if set.GPUs > 0 {
+	if set.GPUs > 0 && set.GPUs != v.perKFor { // kept from the last set of as many GPUs (Prepare resets it)
+		v.perKFor = set.GPUs
 		for k := range v.t.MaxHostGPUs() + 1 {
 			v.perK[k] = int64(k / int(set.GPUs))
 		}
 	}
-	if set.Milli > 0 {
+	if set.Milli > 0 && set.Milli != v.perBFor {
+		v.perBFor = set.Milli
 		for b := range v.perB {
 			v.perB[b] = (int64(b+1)*topology.PartialBucketMilli - 1) / int64(set.Milli)
 		}

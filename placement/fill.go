@@ -303,6 +303,14 @@ func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (
 		v.sliceS == 1 && v.r.Policy == BestFit && len(v.extra) == 0 && len(v.rel) == 0 {
 		return v.wideBest()
 	}
+	if v.plainFrac() {
+		switch {
+		case cl != v.hl:
+			return v.bestDomainFrac(lo, hi, need)
+		case v.r.Eligible == nil && !v.r.Exclusive && len(v.ov) == 0:
+			return v.bestHostFrac(lo, hi, need)
+		}
+	}
 	return v.bestScan(cl, lo, hi, need)
 }
 

@@ -13,6 +13,7 @@ func (v *Solver) Prepare(t *topology.Tree) {
 		return
 	}
 	v.t = t
+	v.perKFor, v.perBFor = 0, 0 // perK's length is the tree's largest host
 	v.ovIdx = make([]int32, t.NumHosts())
 	v.ovStamp = make([]uint32, t.NumHosts())
 	v.relIdx = make([]int32, t.NumHosts())

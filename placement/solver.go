@@ -23,14 +23,15 @@ type Solver struct {
 	maxGPUs  int // largest host of an acceptable model
 
 	// the pod set being placed
-	set    *PodSet
-	si     int
-	exact  bool // aggregates give exact capacities for the current set
-	plain  bool // whole GPUs only, nothing else asked (see plainCap): host capacities are free counts
-	sliceL topology.Level
-	sliceS int64
-	perK   [topology.MaxHostGPUs + 1]int64 // ⌊k/GPUs⌋ for whole-GPU sets
-	perB   [topology.PartialBuckets]int64  // fractional sets: pods a GPU of each partial bucket takes at most
+	set              *PodSet
+	si               int
+	exact            bool // aggregates give exact capacities for the current set
+	plain            bool // whole GPUs only, nothing else asked (see plainCap): host capacities are free counts
+	sliceL           topology.Level
+	sliceS           int64
+	perK             [topology.MaxHostGPUs + 1]int64 // ⌊k/GPUs⌋ for whole-GPU sets
+	perB             [topology.PartialBuckets]int64  // fractional sets: pods a GPU of each partial bucket takes at most
+	perKFor, perBFor int32                           // the GPUs and milli perK and perB are for (0: none)
 
 	extra []extraHost // GPUs nominated for others that this gang may take
 

@@ -37,3 +37,21 @@ func (s *State) HistogramData() (data []int32, models, buckets int) {
 // DomainFreeData is the per-domain free GPU count array (element d is
 // Free(d)), for scans over domain ranges. Read-only.
 func (s *State) DomainFreeData() []int32 { return s.domFree }
+
+// SharedMilliData is the per-domain shared milli array (element d is
+// SharedMilli(d)), for scans over domain ranges. Read-only.
+func (s *State) SharedMilliData() []int64 { return s.domShared }
+
+// PartialGPUsData is every domain's partly used GPUs by bucket at once
+// (PartialGPUs(d)[b] is element d·PartialBuckets + b), for scans over
+// domain ranges. Read-only.
+func (s *State) PartialGPUsData() []int32 { return s.domPart }
+
+// HostSharedData is the per-host shared milli array (element h is
+// HostSharedMilli(h)), for scans over host ranges. Read-only.
+func (s *State) HostSharedData() []uint16 { return s.hostShared }
+
+// HostPartialData is the per-host partly used GPUs by bucket, packed 8 bits
+// a bucket (bucket b of host h is element h >> (8·b) & 0xFF; the same
+// counts as HostPartialGPUs(h)), for scans over host ranges. Read-only.
+func (s *State) HostPartialData() []uint32 { return s.hostPart }

@@ -1,0 +1,93 @@
+package placement
+
+import "github.com/blinksched/blink/topology"
+
+// Fractional pods, the common case: one tight pass over a domain's children
+// instead of bestScan's general capacity per child. For a plain fractional
+// set (plainFrac) a domain's bound is upper's — free GPUs × ⌊1000/milli⌋
+// plus sharedCap — read from the per-domain arrays at once; a host's exact
+// capacity is its free GPUs × ⌊1000/milli⌋ plus what its partly used GPUs
+// take, and the second term is read GPU by GPU only when the host's shared
+// milli reaches one pod and the pod's milli is not a multiple of the
+// partial buckets' width (the State's per-host summary leaves out what the
+// request may not use: failed and nominated GPUs, unhealthy hosts and hosts
+// held exclusively). Both choose exactly as bestScan does.
+
+// plainFrac: the current set is of fractional pods with no CPU or memory,
+// BestFit, no slices, every model acceptable, and no nominated GPUs it may
+// take, released jobs or restriction in play.
+func (v *Solver) plainFrac() bool {
+	set := v.set
+	return set.Milli > 0 && set.CPUMilli == 0 && set.MemoryMiB == 0 && v.r.Policy == BestFit && v.sliceS == 1 &&
+		v.anyModel && len(v.extra) == 0 && len(v.rel) == 0 && v.rx == nil && !v.legacy
+}
+
+// bestDomainFrac is bestScan over domains [lo, hi) for a plain fractional
+// set.
+func (v *Solver) bestDomainFrac(lo, hi int32, need int64) (int32, bool) {
+	const B = topology.PartialBuckets
+	free := v.s.DomainFreeData()[lo:hi]
+	shared := v.s.SharedMilliData()[lo:hi]
+	part := v.s.PartialGPUsData()[int(lo)*B : int(hi)*B]
+	m := int64(v.set.Milli)
+	k := int64(topology.FullGPU) / m
+	pb := v.perB
+	best, bestCap, bestFree := -1, int64(0), int64(0)
+	for i, fr := range free {
+		q := (*[B]int32)(part[i*B:])
+		n := int64(q[0])*pb[0] + int64(q[1])*pb[1] + int64(q[2])*pb[2] + int64(q[3])*pb[3]
+		f := int64(fr)
+		cp := f*k + min(n, shared[i]/m)
+		if cp < need {
+			continue
+		}
+		if best < 0 || cp < bestCap || cp == bestCap && f < bestFree {
+			best, bestCap, bestFree = i, cp, f
+		}
+	}
+	return lo + int32(best), best >= 0
+}
+
+// bestHostFrac is bestScan over hosts [lo, hi) for a plain fractional set,
+// on hosts no pod of this attempt went to, with no eligibility or
+// exclusivity asked. When the pod's milli is a multiple of the partial
+// buckets' width, a bucket says exactly how many pods a GPU in it takes, so
+// no host is read GPU by GPU.
+func (v *Solver) bestHostFrac(lo, hi int32, need int64) (int32, bool) {
+	free, shared, part := v.s.HostFreeCounts(), v.s.HostSharedData(), v.s.HostPartialData()
+	m := int64(v.set.Milli)
+	k := int64(topology.FullGPU) / m
+	byBucket := m%topology.PartialBucketMilli == 0
+	pb := v.perB
+	best, bestCap, bestFree := int32(-1), int64(0), int64(0)
+	one := len(v.r.Sets) == 1
+	for c := lo; c < hi; c++ {
+		h := topology.HostID(c)
+		f := int64(free[h])
+		var cp int64
+		switch sh := int64(shared[h]); {
+		case sh >= m && byBucket:
+			p := part[h]
+			cp = f*k + int64(p&0xFF)*pb[0] + int64(p>>8&0xFF)*pb[1] + int64(p>>16&0xFF)*pb[2] + int64(p>>24)*pb[3]
+		case sh >= m:
+			cp = v.hostCap(h) // partly used GPUs may take pods: count them
+		case f > 0:
+			cp = f * k
+		default:
+			if j, held := v.s.HostExclusive(h); !held || j != v.r.Job {
+				continue // nothing usable (a host the gang itself holds: counted below)
+			}
+			cp = v.hostCap(h)
+		}
+		if cp < need {
+			continue
+		}
+		if best < 0 || f < bestFree || f == bestFree && cp < bestCap {
+			best, bestCap, bestFree = c, cp, f
+			if one && cp == need && f == 0 {
+				break // hostUnbeatable: no later host has fewer free GPUs or less room
+			}
+		}
+	}
+	return best, best >= 0
+}
