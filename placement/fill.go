@@ -307,7 +307,7 @@ func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (
 		switch {
 		case cl != v.hl:
 			return v.bestDomainFrac(lo, hi, need)
-		case v.r.Eligible == nil && !v.r.Exclusive && len(v.ov) == 0:
+		case (v.r.Eligible == nil || v.rx != nil) && !v.r.Exclusive && len(v.ov) == 0:
 			return v.bestHostFrac(lo, hi, need)
 		}
 	}

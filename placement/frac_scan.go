@@ -15,11 +15,12 @@ import "github.com/blinksched/blink/topology"
 
 // plainFrac: the current set is of fractional pods with no CPU or memory,
 // BestFit, no slices, every model acceptable, and no nominated GPUs it may
-// take, released jobs or restriction in play.
+// take or released jobs in play. (A Restriction's sums are subtracted, its
+// closed hosts skipped.)
 func (v *Solver) plainFrac() bool {
 	set := v.set
 	return set.Milli > 0 && set.CPUMilli == 0 && set.MemoryMiB == 0 && v.r.Policy == BestFit && v.sliceS == 1 &&
-		v.anyModel && len(v.extra) == 0 && len(v.rel) == 0 && v.rx == nil && !v.legacy
+		v.anyModel && len(v.extra) == 0 && len(v.rel) == 0 && !v.legacy
 }
 
 // bestDomainFrac is bestScan over domains [lo, hi) for a plain fractional
@@ -34,10 +35,17 @@ func (v *Solver) bestDomainFrac(lo, hi int32, need int64) (int32, bool) {
 	pb := v.perB
 	best, bestCap, bestFree := -1, int64(0), int64(0)
 	for i, fr := range free {
-		q := (*[B]int32)(part[i*B:])
+		q := *(*[B]int32)(part[i*B:])
+		f, sh := int64(fr), shared[i]
+		if x := v.rx; x != nil {
+			d := topology.DomainID(int(lo) + i)
+			f, sh = f-x.freeAll(d), sh-x.dshare[d]
+			for b, c := range x.partOf(d) {
+				q[b] -= c
+			}
+		}
 		n := int64(q[0])*pb[0] + int64(q[1])*pb[1] + int64(q[2])*pb[2] + int64(q[3])*pb[3]
-		f := int64(fr)
-		cp := f*k + min(n, shared[i]/m)
+		cp := f*k + min(n, sh/m)
 		if cp < need {
 			continue
 		}
@@ -49,8 +57,8 @@ func (v *Solver) bestDomainFrac(lo, hi int32, need int64) (int32, bool) {
 }
 
 // bestHostFrac is bestScan over hosts [lo, hi) for a plain fractional set,
-// on hosts no pod of this attempt went to, with no eligibility or
-// exclusivity asked. When the pod's milli is a multiple of the partial
+// on hosts no pod of this attempt went to, with no eligibility (but a
+// Restriction's) or exclusivity asked. When the pod's milli is a multiple of the partial
 // buckets' width, a bucket says exactly how many pods a GPU in it takes, so
 // no host is read GPU by GPU.
 func (v *Solver) bestHostFrac(lo, hi int32, need int64) (int32, bool) {
@@ -63,6 +71,9 @@ func (v *Solver) bestHostFrac(lo, hi int32, need int64) (int32, bool) {
 	one := len(v.r.Sets) == 1
 	for c := lo; c < hi; c++ {
 		h := topology.HostID(c)
+		if v.rx != nil && v.rx.closed(h) {
+			continue
+		}
 		f := int64(free[h])
 		var cp int64
 		switch sh := int64(shared[h]); {

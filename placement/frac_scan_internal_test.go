@@ -13,7 +13,8 @@ import (
 // whole GPUs and fractions added and removed, exclusive jobs — also asking
 // for more pods beside their own —, hosts and GPUs
 // failing, nominations, Clones, snapshot round trips), for pod sizes that are
-// and are not multiples of the partial buckets' width.
+// and are not multiples of the partial buckets' width, with and without a
+// Restriction.
 func TestFracScan(t *testing.T) {
 	seed := uint64(5)
 	t.Logf("seed %d", seed)
@@ -21,6 +22,10 @@ func TestFracScan(t *testing.T) {
 	tr, err := topology.BuildShape(topology.Shape{Levels: []string{"su", "rack"}, FanOut: []int{3, 4, 5}, GPUsPerHost: 4})
 	require.NoError(t, err)
 	s := topology.NewState(tr)
+	x := NewRestriction(tr) // every fourth host closed to the restricted requests
+	for h := topology.HostID(0); int(h) < tr.NumHosts(); h += 4 {
+		require.NoError(t, x.Close(h))
+	}
 	var v Solver
 	next := topology.JobID(0)
 	var live, exclusive []topology.JobID
@@ -62,6 +67,9 @@ func TestFracScan(t *testing.T) {
 			r := Request{Job: next, Priority: int32(rng.IntN(20)), Sets: []PodSet{{Pods: 1, GPUs: 1, Milli: m}}}
 			if len(exclusive) > 0 && rng.IntN(3) == 0 { // a job placing more pods beside its exclusive ones
 				r.Job = exclusive[rng.IntN(len(exclusive))]
+			}
+			if rng.IntN(3) == 0 {
+				r.Eligible, r.Restriction = x.Eligible(), x
 			}
 			v.begin(s, &r)
 			v.setCurrent(0)
