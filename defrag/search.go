@@ -70,7 +70,7 @@ func (p *Planner) examine(tg target) bool {
 // collectCands lists, from the pods on the target's hosts and the jobs'
 // records, the jobs with pods there (p.jobsBuf, sorted) and among them the
 // movable and preemptible ones with the GPUs they hold there (p.cands, most
-// first). Pods are grouped by job through one sort of packed keys (jobPod).
+// first). Pods are grouped by job through one sort of packed keys (packJobPod).
 func (p *Planner) collectCands() {
 	s, tg := p.s, &p.tg
 	ent := p.entries[:0]
@@ -120,7 +120,7 @@ func (p *Planner) collectCands() {
 	})
 }
 
-// jobPod packs one pod of a job on a host of the target into a uint64 that
+// packJobPod packs one pod of a job on a host of the target into a uint64 that
 // sorts by job, then host: job (< 2^24) << 35 | host (< 2^28) << 7 | GPUs
 // (≤ 64).
 func packJobPod(j topology.JobID, h topology.HostID, gpus int) uint64 {

@@ -28,10 +28,12 @@ type Restriction struct {
 	open   []uint64 // the open hosts: Request.Eligible
 	nm, nb int
 
-	// The closed hosts' figures as last counted (zero for open hosts).
+	// The closed hosts' figures as last counted (zero for open hosts): 7
+	// bytes a host, partly used GPUs packed as the State packs them
+	// (State.HostPartialData).
 	free   []uint8
-	shared []int32
-	part   [][topology.PartialBuckets]int32
+	shared []uint16
+	part   []uint32
 
 	// Per-domain sums over the closed hosts.
 	hist   []int32 // domain × model × free count
@@ -51,7 +53,7 @@ func NewRestriction(t *topology.Tree) *Restriction {
 	nm, nb := t.NumModels(), t.MaxHostGPUs()+1
 	x := &Restriction{
 		t: t, open: make([]uint64, (H+63)/64), nm: nm, nb: nb,
-		free: make([]uint8, H), shared: make([]int32, H), part: make([][topology.PartialBuckets]int32, H),
+		free: make([]uint8, H), shared: make([]uint16, H), part: make([]uint32, H),
 		hist: make([]int32, D*nm*nb), dfree: make([]int32, D*nm), dshare: make([]int64, D),
 		dpart: make([]int32, D*topology.PartialBuckets),
 	}
@@ -108,7 +110,7 @@ func (x *Restriction) Open(h topology.HostID) error {
 	if x.s != nil {
 		x.add(h, -1)
 	}
-	x.free[h], x.shared[h], x.part[h] = 0, 0, [topology.PartialBuckets]int32{}
+	x.free[h], x.shared[h], x.part[h] = 0, 0, 0
 	x.open[h>>6] |= 1 << (uint(h) & 63)
 	return nil
 }
@@ -162,7 +164,7 @@ func (x *Restriction) rebuild(s *topology.State) {
 // sums.
 func (x *Restriction) count(h topology.HostID) {
 	s := x.s
-	x.free[h], x.shared[h], x.part[h] = uint8(s.HostFree(h)), int32(s.HostSharedMilli(h)), s.HostPartialGPUs(h)
+	x.free[h], x.shared[h], x.part[h] = s.HostFreeCounts()[h], s.HostSharedData()[h], s.HostPartialData()[h]
 	x.add(h, 1)
 }
 
@@ -170,7 +172,7 @@ func (x *Restriction) count(h topology.HostID) {
 // by the difference from those last counted.
 func (x *Restriction) recount(h topology.HostID) {
 	s := x.s
-	if uint8(s.HostFree(h)) == x.free[h] && int32(s.HostSharedMilli(h)) == x.shared[h] && s.HostPartialGPUs(h) == x.part[h] {
+	if s.HostFreeCounts()[h] == x.free[h] && s.HostSharedData()[h] == x.shared[h] && s.HostPartialData()[h] == x.part[h] {
 		return
 	}
 	x.add(h, -1)
@@ -182,14 +184,14 @@ func (x *Restriction) recount(h topology.HostID) {
 func (x *Restriction) add(h topology.HostID, sign int32) {
 	t := x.t
 	m, k := t.HostModel(h), int(x.free[h])
-	free, shared, part := sign*int32(k), int64(sign*x.shared[h]), &x.part[h]
+	free, shared, part := sign*int32(k), int64(sign)*int64(x.shared[h]), x.part[h]
 	for d := t.HostParent(h); d >= 0; d = t.Parent(d) {
 		i := int(d)*x.nm + m
 		x.hist[i*x.nb+k] += sign
 		x.dfree[i] += free
 		x.dshare[d] += shared
-		for b, c := range part {
-			x.dpart[int(d)*topology.PartialBuckets+b] += sign * c
+		for b := range topology.PartialBuckets {
+			x.dpart[int(d)*topology.PartialBuckets+b] += sign * int32(part>>(8*uint(b))&0xFF)
 		}
 		if d == 0 {
 			break
