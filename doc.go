@@ -69,7 +69,8 @@
 //
 // A SparePolicy keeps N healthy hosts per domain of a level as spares that
 // only preemptible (filler) jobs may use: non-preemptible requests carry the
-// engine's eligible-host bitset, kept incrementally. A fault under a running
+// engine's placement.Restriction of the spares, kept incrementally, so they
+// are placed from exact capacities at full speed. A fault under a running
 // gang is repaired inside the domain the gang required: a spare first
 // (evicting its filler), else free GPUs there, else lower-priority work
 // there; only when the domain has no way left does the job go back to the
