@@ -63,9 +63,6 @@ func NewRestriction(t *topology.Tree) *Restriction {
 	return x
 }
 
-// Tree is the tree the Restriction is over.
-func (x *Restriction) Tree() *topology.Tree { return x.t }
-
 // Eligible is the bitset of the open hosts (bit h: host h is open), the
 // value a restricted request's Eligible must have (the slice itself, not a
 // copy). It changes as hosts are closed and opened; do not modify it.
