@@ -9,7 +9,7 @@ import (
 // candidates appends to buf the nodes of level L inside node (l0, i0) whose
 // capacity for the current set is at least need, pruning subtrees whose
 // aggregate upper bound is below need. v.seen tracks the largest capacity
-// met (for reasons).
+// met, v.seenBelow the largest below need (for reasons).
 func (v *Solver) candidates(l0 topology.Level, i0 int32, L topology.Level, need int64, buf []cand) []cand {
 	if l0 == L {
 		return v.consider(L, i0, need, buf)
@@ -36,6 +36,7 @@ func (v *Solver) consider(L topology.Level, i int32, need int64, buf []cand) []c
 	c := v.capOf(L, i)
 	v.seen = max(v.seen, c)
 	if c < need {
+		v.seenBelow = max(v.seenBelow, c)
 		return buf
 	}
 	free := v.freeOf(L, i)
@@ -388,13 +389,25 @@ func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
 // bestDomainRestricted is bestDomainExact for a restricted request: the
 // capacities and free GPUs of the open hosts (histCap, freeOf).
 func (v *Solver) bestDomainRestricted(lo, hi int32, need int64) (int32, bool) {
+	hist, nm, nb := v.s.HistogramData()
+	free, x := v.s.DomainFreeData(), v.rx
+	g := int(v.set.GPUs)
 	best, bestCap, bestFree := int32(-1), int64(0), int64(0)
 	for c := lo; c < hi; c++ {
-		cp := v.histCap(topology.DomainID(c))
+		d := topology.DomainID(c)
+		var cp int64
+		switch {
+		case nm == 1 && g == nb-1: // pods of a whole (largest) host: one count
+			cp = int64(hist[int(c)*nb+g] - x.hist[int(c)*nb+g])
+		case nm == 1 && g == 1: // one-GPU pods: the free GPUs
+			cp = int64(free[c]) - x.freeAll(d)
+		default:
+			cp = v.histCap(d)
+		}
 		if cp < need || best >= 0 && cp > bestCap {
 			continue
 		}
-		f := v.domFree(topology.DomainID(c))
+		f := v.domFree(d)
 		if best < 0 || cp < bestCap || f < bestFree {
 			best, bestCap, bestFree = c, cp, f
 			if v.unbeatable(cp, f, need) {

@@ -23,7 +23,9 @@ const (
 	// NotEnoughHosts: hosts can take only Have of the Need pods of pod set Set
 	// (GPU shape, CPU, memory, eligibility, exclusivity, health).
 	NotEnoughHosts
-	// RequiredLevel: the best domain of Level fits only Have of Need pods.
+	// RequiredLevel: the best domain of Level fits only Have of Need pods
+	// (where capacities are bounds — eligibility given as a bitset, CPU,
+	// memory — Have may be a bound too).
 	RequiredLevel
 	// SliceLevel: domains of Level hold only Have of Need pods in whole slices.
 	SliceLevel

@@ -143,3 +143,31 @@ func TestRestrictionErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok, "host 2 is closed: 5 hosts of 4 GPUs are open")
 }
+
+// TestRestrictedReason: a one-set gang that no domain fits once hosts are
+// left out says which level failed and what the best domain holds — with a
+// Restriction exactly, with a bitset alone a bound (it used to blame the
+// pod sets together, with only one).
+func TestRestrictedReason(t *testing.T) {
+	tr, err := topology.BuildShape(topology.Shape{Levels: []string{"rack"}, FanOut: []int{3, 4}, GPUsPerHost: 4})
+	require.NoError(t, err)
+	s := topology.NewState(tr)
+	x := NewRestriction(tr)
+	for h := topology.HostID(3); int(h) < tr.NumHosts(); h += 4 {
+		require.NoError(t, x.Close(h))
+	}
+	rack, _ := tr.LevelByName("rack")
+	var v Solver
+	var plan Plan
+	for _, restricted := range []bool{false, true} {
+		r := Request{Required: rack, Sets: []PodSet{{Pods: 4, GPUs: 4}}, Eligible: x.Eligible()}
+		if restricted {
+			r.Restriction = x
+		}
+		ok, why, err := v.Place(s, &r, &plan)
+		require.NoError(t, err)
+		require.False(t, ok)
+		require.Equal(t, RequiredLevel, why.Code, "restricted %v: %s", restricted, why.Format(tr))
+		require.Equal(t, int64(3), why.Have, "restricted %v: %s", restricted, why.Format(tr))
+	}
+}

@@ -92,10 +92,11 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 	}
 	v.setCurrent(v.primary())
 	need := int64(v.set.Pods)
-	v.seen, v.stop = 0, false
+	v.seen, v.seenBelow, v.stop = 0, 0, false
 	cs := v.candidates(sl, int32(v.scope), r.Required, need, v.reqCands[:0])
 	v.reqCands = cs
 	v.sortCands(cs)
+	most := v.seenBelow // one pod set: the most pods a domain takes (a candidate's count, else a bound)
 	for _, c := range cs {
 		v.reset()
 		if v.placeAll(r.Required, c.idx) {
@@ -104,12 +105,15 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 			}
 			return topology.DomainID(c.idx), true
 		}
+		most = max(most, v.got)
 	}
-	best := v.seen
-	if len(cs) > 0 {
+	switch {
+	case len(cs) > 0 && len(r.Sets) > 1:
 		v.reason = Reason{Code: GangSets}
-	} else {
-		v.reason = Reason{Code: RequiredLevel, Level: r.Required, Set: v.si, Have: best, Need: need}
+	case len(cs) > 0:
+		v.reason = Reason{Code: RequiredLevel, Level: r.Required, Set: v.si, Have: most, Need: need}
+	default:
+		v.reason = Reason{Code: RequiredLevel, Level: r.Required, Set: v.si, Have: v.seen, Need: need}
 	}
 	return 0, false
 }

@@ -41,28 +41,29 @@ type Solver struct {
 	epoch   uint32
 	ov      []hostOv
 
-	out      []topology.Pod
-	pos      int  // next output index of the current set
-	start    int  // first output index of the current set
-	tracked  bool // the overlay holds every pod of the current set (see track)
-	stack    [][]cand
-	depth    int
-	cands    []cand // placeSet's candidates
-	reqCands []cand // solve's candidates at the required level
-	seen     int64  // largest capacity seen by candidates
-	stop     bool   // candidates found one no later node can beat
-	got      int64  // pods placed of the set that failed
-	last     bool   // the current set is the last placed: it needs no overlay
-	order    []int  // pod sets in placement order (setOrder)
-	order2   []int
-	offs     []int // first rank of each pod set
-	nominees []topology.JobID
-	extraSum []int64 // prefix sums of popcount over extra
-	ex       exSearch
-	wide     []*wideMin   // by GPUs per pod
-	wideRx   []*wideMin   // the same for restricted requests
-	rx       *Restriction // the request's, synced with the State
-	scope    topology.DomainID
+	out       []topology.Pod
+	pos       int  // next output index of the current set
+	start     int  // first output index of the current set
+	tracked   bool // the overlay holds every pod of the current set (see track)
+	stack     [][]cand
+	depth     int
+	cands     []cand // placeSet's candidates
+	reqCands  []cand // solve's candidates at the required level
+	seen      int64  // largest capacity seen by candidates
+	seenBelow int64  // the largest of those below the pods needed
+	stop      bool   // candidates found one no later node can beat
+	got       int64  // pods placed of the set that failed
+	last      bool   // the current set is the last placed: it needs no overlay
+	order     []int  // pod sets in placement order (setOrder)
+	order2    []int
+	offs      []int // first rank of each pod set
+	nominees  []topology.JobID
+	extraSum  []int64 // prefix sums of popcount over extra
+	ex        exSearch
+	wide      []*wideMin   // by GPUs per pod
+	wideRx    []*wideMin   // the same for restricted requests
+	rx        *Restriction // the request's, synced with the State
+	scope     topology.DomainID
 
 	rel       []relHost        // hosts of the jobs gone (PlaceWithout), sorted by host
 	relSum    [][2]int64       // prefix sums of rel's gains
