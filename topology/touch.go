@@ -44,14 +44,20 @@ func (s *State) Touched(since uint64, dst []DomainID) (_ []DomainID, ok bool) {
 		return dst, false
 	}
 	t := s.t
+	lo, hi := HostID(0), HostID(0) // the last level-1 domain's hosts: a run of touches there is one entry
 	for q := since; q < s.touches.seq; q++ {
-		d := t.hostParent[s.touches.ids[q%touchLogSize]]
+		h := s.touches.ids[q%touchLogSize]
+		if h >= lo && h < hi {
+			continue
+		}
+		d := t.hostParent[h]
 		if d <= 0 {
 			continue
 		}
 		for t.domParent[d] > 0 {
 			d = t.domParent[d]
 		}
+		lo, hi = HostID(t.domHostLo[d]), HostID(t.domHostEnd[d])
 		dst = append(dst, DomainID(d))
 	}
 	return dst, true
