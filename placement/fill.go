@@ -345,15 +345,15 @@ func (v *Solver) bestScan(cl topology.Level, lo, hi int32, need int64) (int32, b
 // bestDomainExact is bestChild for BestFit over domains [lo, hi) when the
 // histograms are exact: one tight pass over the histogram rows.
 func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
+	if v.rx != nil {
+		return v.bestDomainRestricted(lo, hi, need)
+	}
 	hist, nm, nb := v.s.HistogramData()
 	free := v.s.DomainFreeData()
 	g := int(v.set.GPUs)
 	perK := v.perK[:nb]
 	best, bestCap, bestFree := int32(-1), int64(0), int64(0)
 	stride := nm * nb
-	if v.rx != nil {
-		return v.bestDomainRestricted(lo, hi, need)
-	}
 	for c := lo; c < hi; c++ {
 		cp := int64(0)
 		switch {
@@ -387,7 +387,8 @@ func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
 }
 
 // bestDomainRestricted is bestDomainExact for a restricted request: the
-// capacities and free GPUs of the open hosts (histCap, freeOf).
+// capacities and free GPUs of the open hosts (the State's figures less the
+// Restriction's sums).
 func (v *Solver) bestDomainRestricted(lo, hi int32, need int64) (int32, bool) {
 	hist, nm, nb := v.s.HistogramData()
 	free, x := v.s.DomainFreeData(), v.rx
