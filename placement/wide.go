@@ -21,8 +21,8 @@ type wideMin struct {
 	n     int
 	size  int
 	node  []wideKey
-	hosts []topology.HostID // scratch: the hosts touched since the last sync
-	stamp []uint32          // per child: epoch of the sync that last set it
+	dirty []topology.DomainID // scratch: the children touched since the last sync
+	stamp []uint32            // per child: epoch of the sync that last set it
 	epoch uint32
 	rx    *Restriction // the closed set the capacities leave out (nil: none)
 	rxGen uint64       // its gen when last synced
@@ -83,26 +83,15 @@ func (w *wideMin) sync(v *Solver) {
 	}
 	if w.s == s {
 		var ok bool
-		if w.hosts, ok = s.TouchedHosts(w.seq, w.hosts[:0]); ok {
+		if w.dirty, ok = s.Touched(w.seq, w.dirty[:0]); ok {
 			w.seq = s.TouchSeq()
 			w.epoch++
 			if w.epoch == 0 { // wrapped: clear the stamps once every 2^32 syncs
 				clear(w.stamp)
 				w.epoch = 1
 			}
-			t := v.t
-			d, lo, hi := topology.DomainID(-1), topology.HostID(0), topology.HostID(0)
-			for _, h := range w.hosts { // runs of hosts in one child: find it once
-				if h < lo || h >= hi {
-					if d = t.HostDomain(h, 1); d <= 0 {
-						lo, hi = h, h+1 // a host right under the root: no child to set
-						continue
-					}
-					lo, hi = t.Hosts(d)
-				} else if d <= 0 {
-					continue
-				}
-				if i := d - w.lo; w.stamp[i] != w.epoch { // set a child once
+			for _, d := range w.dirty { // the log may repeat a child: set it once
+				if i := d - w.lo; w.stamp[i] != w.epoch {
 					w.stamp[i] = w.epoch
 					w.set(v, d)
 				}
