@@ -167,7 +167,9 @@ const (
 	// moved out of it (unmovable jobs, failed or draining hosts, too small).
 	NoTarget
 	// NoPlan: some domain could hold the request with jobs moved out, but no
-	// plan of at most MaxMoves moves (and MaxGPUsMoved GPUs) does it.
+	// plan of at most MaxMoves moves (and MaxGPUsMoved GPUs) does it; also
+	// when the targets miss more GPUs than the MaxMoves largest movable jobs
+	// hold (topology.State.MovableGPUsBound), decided without reading them.
 	NoPlan
 	// Unmovable: MaxMoves is 0.
 	Unmovable

@@ -49,6 +49,8 @@ type Planner struct {
 
 	hpos      int
 	truncated bool
+	most      int64 // GPUs the MaxMoves largest movable jobs hold (lbValid)
+	short     bool  // a domain was left out for missing more than that
 	idx       freeIndex
 	prefix    []int
 	pick      []int
@@ -196,6 +198,7 @@ func (p *Planner) MakeRoom(s *topology.State, r *placement.Request, cfg Config, 
 		return Result{Exact: true, Reason: reason, Work: 1}, nil
 	}
 	p.budget = cfg.MaxMoves
+	p.most, p.short = s.MovableGPUsBound(cfg.MaxMoves), false
 	p.selectTargets(level)
 	if !placed && (len(p.heap) == 0 || p.heap[0].key == 0) {
 		if done, err := p.placeAsIs(plan, &reason, &res); done || err != nil {
@@ -232,7 +235,7 @@ func (p *Planner) MakeRoom(s *topology.State, r *placement.Request, cfg Config, 
 			}
 		}
 		reason.Code = NoTarget
-		if possible || p.limit {
+		if possible || p.short || p.limit {
 			reason.Code = NoPlan
 		}
 		res.Reason, res.Exact = reason, !p.limit

@@ -159,3 +159,38 @@ func FuzzMakeRoom(f *testing.F) {
 		}
 	})
 }
+
+// TestMakeRoomMovableBound: a rack gang missing three hosts in every rack,
+// where no movable job holds more than one GPU, is refused for two moves
+// from the movable-size histogram alone (exactly, and with no target's pods
+// read: no work beyond the plain placement) and placed with three.
+func TestMakeRoomMovableBound(t *testing.T) {
+	tree, err := topology.BuildShape(topology.NVL72(1))
+	require.NoError(t, err)
+	s := topology.NewState(tree)
+	small := topology.Job{Priority: 1, Preemptible: true, Movable: true, Required: topology.NoLevel, Preferred: topology.NoLevel}
+	rack, _ := tree.LevelByName("rack")
+	lo, hi := tree.LevelDomains(rack)
+	id := topology.JobID(0)
+	for d := lo; d < hi; d++ {
+		h, _ := tree.Hosts(d)
+		for i := range 3 {
+			mustApply(s, topology.AddJob(id, small, topology.Pod{Host: h + topology.HostID(5*i), GPUs: 1}))
+			id++
+		}
+	}
+	require.Equal(t, int64(2), s.MovableGPUsBound(2))
+	r := &placement.Request{Job: s.JobIDBound(), Required: rack, Preferred: topology.NoLevel, Sets: []placement.PodSet{{Pods: 18, GPUs: 4}}}
+	var p defrag.Planner
+	var plan defrag.Plan
+	res, err := p.MakeRoom(s, r, defrag.Config{MaxMoves: 2}, &plan)
+	require.NoError(t, err)
+	require.False(t, res.Fits)
+	require.True(t, res.Exact)
+	require.Equal(t, defrag.NoPlan, res.Reason.Code)
+	require.LessOrEqual(t, res.Work, 1, "no target's pods are read")
+	res, err = p.MakeRoom(s, r, defrag.Config{MaxMoves: 3}, &plan)
+	require.NoError(t, err)
+	require.True(t, res.Fits, "%+v", res)
+	require.Len(t, plan.Moves, 3, "every rack misses three hosts")
+}

@@ -10,11 +10,14 @@ import (
 // reports whether the request might fit it with movable jobs moved out.
 func (p *Planner) examine(tg target) bool {
 	p.tg = tg
+	p.targetBounds()
+	if p.beyondMovable() {
+		return true
+	}
 	p.small = p.t.NumHosts()-int(tg.hhi-tg.hlo) <= exhaustiveHosts
 	setRange(p.elig, tg.hlo, tg.hhi, false)
 	defer setRange(p.elig, tg.hlo, tg.hhi, true)
 	p.helpers, p.helpDone, p.helpAll = p.helpers[:0], false, false
-	p.targetBounds()
 	p.collectCands()
 	if len(p.cands) == 0 {
 		return false
@@ -23,10 +26,7 @@ func (p *Planner) examine(tg target) bool {
 		// The jobs freeing the most, as many as moves are left, must cover
 		// what the target misses; if not, no plan here beats the best (or
 		// keeps to the budget).
-		maxM := p.budget
-		if p.best.found {
-			maxM = min(maxM, p.best.moves)
-		}
+		maxM := p.movesLeft()
 		sum := 0
 		for i := 0; i < len(p.cands) && i < maxM; i++ {
 			sum += p.cands[i].gpusInD
@@ -36,10 +36,7 @@ func (p *Planner) examine(tg target) bool {
 		}
 	}
 	if p.podBounds() {
-		maxM := p.budget
-		if p.best.found {
-			maxM = min(maxM, p.best.moves)
-		}
+		maxM := p.movesLeft()
 		if p.baseCap+p.topUB[min(maxM, len(p.cands))] < p.need.podsPrim {
 			return true // as many moves as are left cannot free room for the pods
 		}
@@ -65,6 +62,24 @@ func (p *Planner) examine(tg target) bool {
 	}
 	p.deepen()
 	return true
+}
+
+// beyondMovable is shortOfMovable for the target being examined, with the
+// moves left now (a best plan found caps them).
+func (p *Planner) beyondMovable() bool {
+	if !p.need.lbValid {
+		return false
+	}
+	most := p.s.MovableGPUsBound(p.movesLeft())
+	return p.lbWhole > most || p.need.primary > 0 && p.baseCap+most < p.need.podsPrim
+}
+
+// movesLeft is the most moves a plan better than the best so far may have.
+func (p *Planner) movesLeft() int {
+	if p.best.found {
+		return min(p.budget, p.best.moves)
+	}
+	return p.budget
 }
 
 // collectCands lists, from the pods on the target's hosts and the jobs'
@@ -166,10 +181,7 @@ func (p *Planner) loadCands() {
 // whose absence lets the request fit, cheapest first, each then moved out
 // (with helpers when a candidate finds no home).
 func (p *Planner) deepen() {
-	maxM := p.budget
-	if p.best.found {
-		maxM = min(maxM, p.best.moves)
-	}
+	maxM := p.movesLeft()
 	p.prefix = p.prefix[:0]
 	p.prefix = append(p.prefix, 0)
 	for i, c := range p.cands {
@@ -240,31 +252,37 @@ func (p *Planner) mayBeat(m, gpus int, milli int64) bool {
 // targetBounds computes the target's whole GPUs missing and pod capacity
 // for the count filter.
 func (p *Planner) targetBounds() {
-	s, tg, n := p.s, &p.tg, &p.need
+	s, tg := p.s, &p.tg
 	var free int64
 	if tg.host >= 0 {
 		free = int64(s.HostFree(tg.host))
 	} else {
 		free = int64(s.Free(tg.scope))
 	}
-	p.lbWhole = n.whole - free
-	p.baseCap = 0
-	if n.primary == 0 {
-		return
-	}
-	if tg.host >= 0 {
-		if p.modelOK(tg.host) {
-			p.baseCap = int64(s.HostFree(tg.host) / n.primary)
+	p.lbWhole = p.need.whole - free
+	p.baseCap = p.podCap(tg.scope, tg.host)
+}
+
+// podCap is how many pods of the request's primary shape host h (if ≥ 0),
+// else domain d, holds now (0 without a primary shape).
+func (p *Planner) podCap(d topology.DomainID, h topology.HostID) int64 {
+	s, g := p.s, p.need.primary
+	switch {
+	case g == 0:
+		return 0
+	case h >= 0:
+		if !p.modelOK(h) {
+			return 0
 		}
-		return
+		return int64(s.HostFree(h) / g)
+	case len(p.r.Models) == 0:
+		return int64(s.PodCapacity(d, g))
 	}
-	if len(p.r.Models) == 0 {
-		p.baseCap = int64(s.PodCapacity(tg.scope, n.primary))
-		return
-	}
+	var n int64
 	for _, m := range p.r.Models {
-		p.baseCap += int64(s.PodCapacityOfModel(tg.scope, m, n.primary))
+		n += int64(s.PodCapacityOfModel(d, m, g))
 	}
+	return n
 }
 
 func (p *Planner) modelOK(h topology.HostID) bool {

@@ -66,6 +66,9 @@ func (p *Planner) scanDomains(lo, hi topology.DomainID) {
 		if int64(s.HealthyGPUs(d))*topology.FullGPU < need {
 			continue // cannot hold it whatever moves
 		}
+		if p.shortOfMovable(key, p.podCap(d, -1)) {
+			continue
+		}
 		hlo, hhi := t.Hosts(d)
 		p.pushTarget(target{key: key, scope: d, host: -1, hlo: hlo, hhi: hhi})
 	}
@@ -95,8 +98,27 @@ func (p *Planner) scanHosts(lo, hi topology.HostID) {
 		if int64(t.HostGPUCount(h)-popcount(s.HostFailedMask(h)))*topology.FullGPU < need {
 			continue
 		}
+		if p.shortOfMovable(key, p.podCap(t.HostParent(h), h)) {
+			continue
+		}
 		p.pushTarget(target{key: key, scope: t.HostParent(h), host: h, hlo: h, hhi: h + 1})
 	}
+}
+
+// shortOfMovable reports, for a domain or host that misses key GPUs for the
+// request (a lower bound, with p.need.lbValid) and holds podCap of its
+// primary pods now, that no MaxMoves moves make room there: the largest
+// movable jobs (p.most, topology.State.MovableGPUsBound) hold fewer GPUs
+// than it misses, or than the primary pods it misses (a pod's room on a host
+// needs at least one GPU freed there). Such a target is left out, from the
+// aggregates alone, and recorded (p.short: the reason is then NoPlan).
+func (p *Planner) shortOfMovable(key, podCap int64) bool {
+	n := &p.need
+	if !n.lbValid || key <= p.most && (n.primary == 0 || podCap+p.most >= n.podsPrim) {
+		return false
+	}
+	p.short = true
+	return true
 }
 
 // missing is the lower bound on the GPUs to move out of a domain with free

@@ -14,6 +14,9 @@ func (s *State) Check() error {
 	if err := s.checkJobs(); err != nil {
 		return err
 	}
+	if err := s.checkMovable(); err != nil {
+		return err
+	}
 	if err := s.checkJobView(); err != nil {
 		return err
 	}

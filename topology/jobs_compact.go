@@ -21,10 +21,11 @@ import (
 
 // jobView is the compact job view. Entries of absent ids are zero.
 type jobView struct {
-	jobPrio  []int32  // the live job's priority
-	jobPods  []int32  // its pod count
-	jobMilli []uint64 // the milli-GPUs its pods hold
-	jobPre   []uint64 // bit j: job j is live and preemptible
+	jobPrio  []int32           // the live job's priority
+	jobPods  []int32           // its pod count
+	jobMilli []uint64          // the milli-GPUs its pods hold
+	jobPre   []uint64          // bit j: job j is live and preemptible
+	movHist  [movBuckets]int32 // movable preemptible jobs by GPUs touched (movable.go)
 }
 
 // JobPriorities returns, indexed by job id, the priority of each live job (0
@@ -101,7 +102,7 @@ func b2u(b bool) uint64 {
 // clone copies the view, keeping its spare room (see Grow).
 func (v *jobView) clone() jobView {
 	return jobView{jobPrio: cloneRoom(v.jobPrio), jobPods: cloneRoom(v.jobPods),
-		jobMilli: cloneRoom(v.jobMilli), jobPre: cloneRoom(v.jobPre)}
+		jobMilli: cloneRoom(v.jobMilli), jobPre: cloneRoom(v.jobPre), movHist: v.movHist}
 }
 
 // cloneRoom copies s with its capacity.

@@ -166,6 +166,7 @@ func (s *State) removeJob(id JobID) error {
 	if !s.present(id) {
 		return fmt.Errorf("%w: job %d not present", ErrStale, id)
 	}
+	s.countMovable(id, -1)
 	s.releasePods(id)
 	rec := s.jobs[id]
 	rec.live, rec.first, rec.last, rec.n = false, -1, -1, 0
