@@ -351,25 +351,24 @@ func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
 	hist, nm, nb := v.s.HistogramData()
 	free := v.s.DomainFreeData()
 	g := int(v.set.GPUs)
+	switch {
+	case nm == 1 && g == 1: // one-GPU pods: Σ k·hist[k], the free GPUs
+		return v.bestDomainByFree(free[lo:hi], lo, need)
+	case nm == 1 && g == nb-1: // pods of a whole (largest) host: one count
+		return v.bestDomainWhole(hist, free, int32(nb), lo, hi, need)
+	}
 	perK := v.perK[:nb]
 	best, bestCap, bestFree := int32(-1), int64(0), int64(0)
 	stride := nm * nb
 	for c := lo; c < hi; c++ {
 		cp := int64(0)
-		switch {
-		case nm == 1 && g == nb-1: // pods of a whole (largest) host: one count
-			cp = int64(hist[int(c)*stride+g])
-		case nm == 1 && g == 1: // one-GPU pods: Σ k·hist[k], the free GPUs
-			cp = int64(free[c])
-		default:
-			row := hist[int(c)*stride : (int(c)+1)*stride]
-			for m := range nm {
-				if !v.modelOK[m] {
-					continue
-				}
-				for k := g; k < nb; k++ {
-					cp += int64(row[m*nb+k]) * perK[k]
-				}
+		row := hist[int(c)*stride : (int(c)+1)*stride]
+		for m := range nm {
+			if !v.modelOK[m] {
+				continue
+			}
+			for k := g; k < nb; k++ {
+				cp += int64(row[m*nb+k]) * perK[k]
 			}
 		}
 		if cp < need || best >= 0 && cp > bestCap {
@@ -379,6 +378,48 @@ func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
 		if best < 0 || cp < bestCap || f < bestFree {
 			best, bestCap, bestFree = c, cp, f
 			if v.unbeatable(cp, f, need) {
+				break
+			}
+		}
+	}
+	return best, best >= 0
+}
+
+// bestDomainByFree is bestDomainExact for one-GPU pods of one model:
+// a domain's capacity is its free GPUs (free, the domains from lo on), so
+// BestFit's order is by free GPUs, then index.
+func (v *Solver) bestDomainByFree(free []int32, lo int32, need int64) (int32, bool) {
+	stop := v.unbeatable(need, need, need) // a domain with need free GPUs is unbeatable
+	best, bestCap := int32(-1), int64(0)
+	for i, f := range free {
+		cp := int64(f)
+		if cp < need || best >= 0 && cp >= bestCap {
+			continue
+		}
+		best, bestCap = lo+int32(i), cp
+		if stop && cp == need {
+			break
+		}
+	}
+	return best, best >= 0
+}
+
+// bestDomainWhole is bestDomainExact for pods of a whole largest host, one
+// model (nb histogram buckets): a domain's capacity is one histogram count.
+func (v *Solver) bestDomainWhole(hist, free []int32, nb, lo, hi int32, need int64) (int32, bool) {
+	g := nb - 1
+	stop := v.unbeatable(need, 0, need)
+	lbFree := need * int64(g) // free GPUs of a domain holding just the pods
+	best, bestCap, bestFree := int32(-1), int64(0), int64(0)
+	for c := lo; c < hi; c++ {
+		cp := int64(hist[c*nb+g])
+		if cp < need || best >= 0 && cp > bestCap {
+			continue
+		}
+		f := int64(free[c])
+		if best < 0 || cp < bestCap || f < bestFree {
+			best, bestCap, bestFree = c, cp, f
+			if stop && cp == need && f <= lbFree {
 				break
 			}
 		}
