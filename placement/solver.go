@@ -33,7 +33,7 @@ type Solver struct {
 	perB             [topology.PartialBuckets]int64  // fractional sets: pods a GPU of each partial bucket takes at most
 	perKFor, perBFor int32                           // the GPUs and milli perK and perB are for (0: none)
 
-	extra []extraHost // GPUs nominated for others that this gang may take
+	extra []topology.HostMask // GPUs nominated for others that this gang may take
 
 	// host overlay: what this attempt has taken so far
 	ovIdx   []int32
@@ -57,7 +57,6 @@ type Solver struct {
 	order     []int  // pod sets in placement order (setOrder)
 	order2    []int
 	offs      []int // first rank of each pod set
-	nominees  []topology.JobID
 	extraSum  []int64 // prefix sums of popcount over extra
 	ex        exSearch
 	wide      []*wideMin   // by GPUs per pod
@@ -100,11 +99,6 @@ type hostOv struct {
 	cpu    int32
 	mem    int32
 	milli  [topology.MaxHostGPUs]uint16
-}
-
-type extraHost struct {
-	h    topology.HostID
-	mask uint64
 }
 
 // cand is a domain (or host) with its capacity for the current pod set.
@@ -225,35 +219,10 @@ func (v *Solver) collectExtra() {
 	if v.s.NumNominations() == 0 {
 		return
 	}
-	v.nominees = v.s.AppendNominees(v.nominees[:0])
-	for _, id := range v.nominees {
-		n, _ := v.s.NominationOf(id)
-		if !n.Admits(v.r.Job, &v.info) {
-			continue
-		}
-		for i := 0; i < len(n.GPUs); {
-			h := v.t.GPUHost(n.GPUs[i])
-			lo, hi := v.t.HostGPUs(h)
-			var m uint64
-			for ; i < len(n.GPUs) && n.GPUs[i] < hi; i++ {
-				m |= 1 << uint(n.GPUs[i]-lo)
-			}
-			v.extra = append(v.extra, extraHost{h, m})
-		}
-	}
-	slices.SortFunc(v.extra, func(a, b extraHost) int { return int(a.h - b.h) })
-	out := v.extra[:0]
-	for _, e := range v.extra {
-		if k := len(out) - 1; k >= 0 && out[k].h == e.h {
-			out[k].mask |= e.mask
-		} else {
-			out = append(out, e)
-		}
-	}
-	v.extra = out
+	v.extra = v.s.AppendAdmitted(v.extra, v.r.Job, &v.info)
 	v.extraSum = append(v.extraSum[:0], 0)
 	for _, e := range v.extra {
-		v.extraSum = append(v.extraSum, v.extraSum[len(v.extraSum)-1]+int64(popcount(e.mask)))
+		v.extraSum = append(v.extraSum, v.extraSum[len(v.extraSum)-1]+int64(popcount(e.Mask)))
 	}
 }
 
@@ -265,14 +234,14 @@ func (v *Solver) extraMask(h topology.HostID) uint64 {
 	lo, hi := 0, len(v.extra)
 	for lo < hi {
 		m := (lo + hi) / 2
-		if v.extra[m].h < h {
+		if v.extra[m].Host < h {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < len(v.extra) && v.extra[lo].h == h {
-		return v.extra[lo].mask
+	if lo < len(v.extra) && v.extra[lo].Host == h {
+		return v.extra[lo].Mask
 	}
 	return 0
 }
@@ -291,7 +260,7 @@ func (v *Solver) extraBelow(h topology.HostID) int {
 	lo, hi := 0, len(v.extra)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if v.extra[m].h < h {
+		if v.extra[m].Host < h {
 			lo = m + 1
 		} else {
 			hi = m

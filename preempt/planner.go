@@ -56,11 +56,6 @@ const (
 // set of one whole GPU per pod counting all their whole GPUs together).
 type setInfo struct{ pods, gpus, milli, cpu, mem int64 }
 
-type extraHost struct {
-	h    topology.HostID
-	mask uint64
-}
-
 // Planner finds preemption plans. It holds scratch buffers reused across
 // calls, so a warmed-up Planner allocates little; it is not safe for
 // concurrent use. The State is only read.
@@ -87,7 +82,7 @@ type Planner struct {
 	modelOK    []bool
 	anyModel   bool
 	eligible   []uint64
-	extras     []extraHost
+	extras     []topology.HostMask
 	extraSum   []int64 // prefix sums of extra GPUs
 
 	mode      int
@@ -324,43 +319,14 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 // (the topology package's nomination rule), with prefix sums of their counts.
 func (p *Planner) collectExtras() {
 	p.extras = p.extras[:0]
-	s := p.s
-	if s.NumNominations() == 0 {
-		p.extraSum = append(p.extraSum[:0], 0)
-		return
+	if s := p.s; s.NumNominations() > 0 {
+		r := p.r
+		info := topology.Job{Priority: r.Priority, HasEnd: r.HasEnd, End: r.End}
+		p.extras = s.AppendAdmitted(p.extras, r.Job, &info)
 	}
-	r := p.r
-	info := topology.Job{Priority: r.Priority, HasEnd: r.HasEnd, End: r.End}
-	for _, id := range s.AppendNominees(p.idBuf[:0]) {
-		n, _ := s.NominationOf(id)
-		if !n.Admits(r.Job, &info) {
-			continue
-		}
-		for _, g := range n.GPUs {
-			h := p.t.GPUHost(g)
-			lo, _ := p.t.HostGPUs(h)
-			bit := uint64(1) << uint(g-lo)
-			if k := len(p.extras) - 1; k >= 0 && p.extras[k].h == h {
-				p.extras[k].mask |= bit
-				continue
-			}
-			p.extras = append(p.extras, extraHost{h, bit})
-		}
-	}
-	slices.SortStableFunc(p.extras, func(a, b extraHost) int { return int(a.h - b.h) })
-	// merge hosts listed twice (two nominations on one host)
-	out := p.extras[:0]
-	for _, e := range p.extras {
-		if k := len(out) - 1; k >= 0 && out[k].h == e.h {
-			out[k].mask |= e.mask
-			continue
-		}
-		out = append(out, e)
-	}
-	p.extras = out
 	p.extraSum = append(p.extraSum[:0], 0)
 	for _, e := range p.extras {
-		p.extraSum = append(p.extraSum, p.extraSum[len(p.extraSum)-1]+int64(popcount(e.mask)))
+		p.extraSum = append(p.extraSum, p.extraSum[len(p.extraSum)-1]+int64(popcount(e.Mask)))
 	}
 }
 
@@ -369,11 +335,11 @@ func (p *Planner) extraMask(h topology.HostID) uint64 {
 	if len(p.extras) == 0 {
 		return 0
 	}
-	i, ok := slices.BinarySearchFunc(p.extras, h, func(e extraHost, h topology.HostID) int { return int(e.h - h) })
+	i, ok := slices.BinarySearchFunc(p.extras, h, func(e topology.HostMask, h topology.HostID) int { return int(e.Host - h) })
 	if !ok {
 		return 0
 	}
-	return p.extras[i].mask
+	return p.extras[i].Mask
 }
 
 // extraIn counts the GPUs of d nominated for jobs the request may displace.
@@ -382,7 +348,7 @@ func (p *Planner) extraIn(d topology.DomainID) int64 {
 		return 0
 	}
 	lo, hi := p.t.Hosts(d)
-	cmp := func(e extraHost, h topology.HostID) int { return int(e.h - h) }
+	cmp := func(e topology.HostMask, h topology.HostID) int { return int(e.Host - h) }
 	a, _ := slices.BinarySearchFunc(p.extras, lo, cmp)
 	b, _ := slices.BinarySearchFunc(p.extras, hi, cmp)
 	return p.extraSum[b] - p.extraSum[a]

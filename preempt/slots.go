@@ -209,12 +209,12 @@ func (p *Planner) extraSlots(d topology.DomainID, g int64) int64 {
 		return 0
 	}
 	lo, hi := p.t.Hosts(d)
-	cmp := func(e extraHost, h topology.HostID) int { return int(e.h - h) }
+	cmp := func(e topology.HostMask, h topology.HostID) int { return int(e.Host - h) }
 	a, _ := slices.BinarySearchFunc(p.extras, lo, cmp)
 	b, _ := slices.BinarySearchFunc(p.extras, hi, cmp)
 	n := int64(0)
 	for _, e := range p.extras[a:b] {
-		n += (int64(popcount(e.mask)) + g - 1) / g
+		n += (int64(popcount(e.Mask)) + g - 1) / g
 	}
 	return n
 }
