@@ -56,7 +56,7 @@ type Solver struct {
 	last      bool   // the current set is the last placed: it needs no overlay
 	order     []int  // pod sets in placement order (setOrder)
 	order2    []int
-	offs      []int // first rank of each pod set
+	offs      []int   // first rank of each pod set
 	extraSum  []int64 // prefix sums of popcount over extra
 	ex        exSearch
 	wide      []*wideMin   // by GPUs per pod
