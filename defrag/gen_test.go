@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -49,6 +50,7 @@ type genOpts struct {
 	models     bool // two GPU models
 	mostly     bool // most jobs movable and preemptible (9 in 10 each, not 4 in 5)
 	elig       bool // requests restricted to eligible hosts, now and then
+	noms       bool // nominations (for jobs of priority 3, 5 or 7: below, as and above the requests')
 }
 
 // genEligible restricts r, one time in three when o.elig, to a random three
@@ -155,6 +157,32 @@ func genLoad(rng *rand.Rand, s *topology.State, o genOpts, load float64) {
 			movable++
 		}
 		id++
+	}
+	if o.noms {
+		genNominations(rng, s)
+	}
+}
+
+// genNominations nominates a few random GPUs, used or not (all healthy, else
+// the nomination is refused), for up to three
+// absent jobs (ids past the live ones) of priority 3, 5 or 7 (requests have 5).
+func genNominations(rng *rand.Rand, s *topology.State) {
+	t := s.Tree()
+	for i := range rng.IntN(4) {
+		var gpus []topology.GPUID
+		for range 1 + rng.IntN(6) {
+			g := topology.GPUID(rng.IntN(t.NumGPUs()))
+			h := t.GPUHost(g)
+			lo, _ := t.HostGPUs(h)
+			if !slices.Contains(gpus, g) && s.HostNominatedMask(h)&(1<<uint(g-lo)) == 0 {
+				gpus = append(gpus, g)
+			}
+		}
+		slices.Sort(gpus)
+		n := topology.Nomination{Job: s.JobIDBound() + topology.JobID(i), Priority: int32(3 + 2*rng.IntN(3)), Ready: 10, Expiry: 100, GPUs: gpus}
+		if len(gpus) > 0 {
+			_ = s.Apply(topology.Delta{Ops: []topology.Op{topology.Nominate(n)}}) // refused on failed GPUs or hosts
+		}
 	}
 }
 

@@ -23,7 +23,7 @@ func TestMakeRoomOracle(t *testing.T) {
 	for i := range n {
 		rng := rand.New(rand.NewPCG(seed, uint64(i)))
 		o := genOpts{maxMovable: 5, cpu: rng.IntN(3) == 0, sets: rng.IntN(2) == 0, health: rng.IntN(3) == 0, models: rng.IntN(4) == 0,
-			mostly: rng.IntN(2) == 0, elig: rng.IntN(3) == 0}
+			mostly: rng.IntN(2) == 0, elig: rng.IntN(3) == 0, noms: rng.IntN(3) == 0}
 		tree := genCluster(rng, o)
 		s := topology.NewState(tree)
 		genLoad(rng, s, o, 0.6+0.35*rng.Float64())

@@ -28,7 +28,8 @@ type oracle struct {
 	k       int
 	movable []topology.JobID // sorted
 	cost    map[topology.JobID]int
-	states  int // States visited
+	states  int                        // States visited
+	took    map[topology.HostID]uint64 // nominated GPUs the request may take (moves change no nomination)
 }
 
 type oracleState struct {
@@ -188,7 +189,7 @@ func (o *oracle) mayFit(st oracleState, lo, hi topology.HostID, left int) bool {
 	}
 	free := 0
 	for h := lo; h < hi; h++ {
-		free += st.s.HostFree(h)
+		free += o.usable(st.s, h)
 	}
 	var in []int
 	for i, j := range o.movable {
@@ -208,7 +209,18 @@ func (o *oracle) mayFit(st oracleState, lo, hi topology.HostID, left int) bool {
 	for i := 0; i < left && i < len(in); i++ {
 		free += in[i]
 	}
-	return free >= need || o.s0.NumNominations() > 0
+	return free >= need
+}
+
+// usable counts host h's free GPUs and the unused healthy ones nominated
+// for jobs whose nomination admits the request (unless a job holds h
+// exclusively).
+func (o *oracle) usable(s *topology.State, h topology.HostID) int {
+	free := s.HostFree(h)
+	if _, held := s.HostExclusive(h); !held {
+		free += bits.OnesCount64(o.admitted(s, h) & s.HostUnusedMask(h) &^ s.HostFailedMask(h))
+	}
+	return free
 }
 
 // key identifies a State by the pods of the movable jobs and the set moved.
@@ -264,18 +276,19 @@ func (o *oracle) fitsIn(s *topology.State, lo, hi topology.HostID) bool {
 			continue
 		}
 		c := math.MaxInt
+		took := o.admitted(s, h) // nominated GPUs the request may take
 		switch {
 		case set.Milli > 0:
 			c = 0
 			glo, _ := o.t.HostGPUs(h)
-			bad := s.HostFailedMask(h) | s.HostNominatedMask(h)
+			bad := s.HostFailedMask(h) | s.HostNominatedMask(h)&^took
 			for i := range o.t.HostGPUCount(h) {
 				if bad&(1<<uint(i)) == 0 {
 					c += s.GPUMilli(glo+topology.GPUID(i)) / int(set.Milli)
 				}
 			}
 		case set.GPUs > 0:
-			c = s.HostFree(h) / int(set.GPUs)
+			c = o.usable(s, h) / int(set.GPUs)
 		}
 		if set.CPUMilli > 0 {
 			c = min(c, int(s.HostCPU(h)/set.CPUMilli))
@@ -286,6 +299,19 @@ func (o *oracle) fitsIn(s *topology.State, lo, hi topology.HostID) bool {
 		}
 	}
 	return false
+}
+
+// admitted is the mask of host h's GPUs nominated for jobs whose
+// nomination admits the request.
+func (o *oracle) admitted(s *topology.State, h topology.HostID) uint64 {
+	if o.took == nil {
+		o.took = map[topology.HostID]uint64{}
+		info := topology.Job{Priority: o.r.Priority, HasEnd: o.r.HasEnd, End: o.r.End}
+		for _, e := range s.AppendAdmitted(nil, o.r.Job, &info) {
+			o.took[e.Host] |= e.Mask
+		}
+	}
+	return o.took[h]
 }
 
 // eachPlacement calls f with a clone of s in which job j moved to each of

@@ -24,7 +24,7 @@ import (
 func (p *Planner) podBounds() bool {
 	p.topUB = p.topUB[:0]
 	n := &p.need
-	if !n.lbValid || n.primary == 0 {
+	if n.primary == 0 {
 		return false
 	}
 	g := n.primary

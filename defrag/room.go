@@ -2,6 +2,7 @@ package defrag
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/blinksched/blink/placement"
@@ -49,7 +50,9 @@ type Planner struct {
 
 	hpos      int
 	truncated bool
-	most      int64 // GPUs the MaxMoves largest movable jobs hold (lbValid)
+	most      int64 // GPUs the MaxMoves largest movable jobs hold
+	extras    []topology.HostMask // nominated GPUs the request may take (extras.go)
+	extraSum  []int64             // prefix sums of their counts
 	short     bool  // a domain was left out for missing more than that
 	idx       freeIndex
 	prefix    []int
@@ -152,7 +155,6 @@ type needs struct {
 	frac     int64 // milli of fractional pods
 	primary  int   // GPUs per pod of the set with the most whole GPUs per pod
 	podsPrim int64 // its pods
-	lbValid  bool  // free counts bound what the request may use (no nominations)
 }
 
 // MakeRoom plans the fewest moves (then the fewest GPUs moved) after which
@@ -183,7 +185,7 @@ func (p *Planner) MakeRoom(s *topology.State, r *placement.Request, cfg Config, 
 	// request with a required level, every domain of that level is a target,
 	// and a smallest lower bound above 0 means none fits as it is.
 	placed := false
-	if r.Required <= 0 || !p.need.lbValid || cfg.MaxMoves == 0 || level <= 0 {
+	if r.Required <= 0 || cfg.MaxMoves == 0 || level <= 0 {
 		if done, err := p.placeAsIs(plan, &reason, &res); done || err != nil {
 			return res, err
 		}
@@ -211,7 +213,7 @@ func (p *Planner) MakeRoom(s *topology.State, r *placement.Request, cfg Config, 
 	proven := false
 	for ; p.hpos < len(p.heap); p.hpos++ {
 		tg := p.heap[p.hpos]
-		if p.best.found && p.best.moves == 1 && p.need.lbValid && tg.key >= int64(p.best.gpus) {
+		if p.best.found && p.best.moves == 1 && tg.key >= int64(p.best.gpus) {
 			proven = true // no later target beats one move of best.gpus GPUs
 			break
 		}
@@ -224,7 +226,7 @@ func (p *Planner) MakeRoom(s *topology.State, r *placement.Request, cfg Config, 
 			possible = true
 		}
 	}
-	if p.truncated && !proven && !(p.best.found && p.best.moves == 1 && p.need.lbValid && p.heap[len(p.heap)-1].key >= int64(p.best.gpus)) {
+	if p.truncated && !proven && !(p.best.found && p.best.moves == 1 && p.heap[len(p.heap)-1].key >= int64(p.best.gpus)) {
 		p.limit = true
 	}
 	res.Domains, res.Work = examined, p.work
@@ -336,9 +338,16 @@ func (p *Planner) levelSizes() {
 	p.levelTree = p.t
 }
 
-// summarise fills p.need from the request.
+// summarise fills p.need from the request, and p.extras with the GPUs
+// nominated for jobs it may displace.
 func (p *Planner) summarise(r *placement.Request) {
-	n := needs{lbValid: p.s.NumNominations() == 0}
+	info := topology.Job{Priority: r.Priority, HasEnd: r.HasEnd, End: r.End}
+	p.extras = p.s.AppendAdmitted(p.extras[:0], r.Job, &info)
+	p.extraSum = append(p.extraSum[:0], 0)
+	for _, e := range p.extras {
+		p.extraSum = append(p.extraSum, p.extraSum[len(p.extraSum)-1]+int64(bits.OnesCount64(e.Mask)))
+	}
+	var n needs
 	for _, set := range r.Sets {
 		switch {
 		case set.Milli > 0:

@@ -22,18 +22,15 @@ func (p *Planner) examine(tg target) bool {
 	if len(p.cands) == 0 {
 		return false
 	}
-	if p.need.lbValid {
-		// The jobs freeing the most, as many as moves are left, must cover
-		// what the target misses; if not, no plan here beats the best (or
-		// keeps to the budget).
-		maxM := p.movesLeft()
-		sum := 0
-		for i := 0; i < len(p.cands) && i < maxM; i++ {
-			sum += p.cands[i].gpusInD
-		}
-		if int64(sum) < p.lbWhole {
-			return true
-		}
+	// The jobs freeing the most, as many as moves are left, must cover what
+	// the target misses; if not, no plan here beats the best (or keeps to
+	// the budget).
+	sum, maxM := 0, p.movesLeft()
+	for i := 0; i < len(p.cands) && i < maxM; i++ {
+		sum += p.cands[i].gpusInD
+	}
+	if int64(sum) < p.lbWhole {
+		return true
 	}
 	if p.podBounds() {
 		maxM := p.movesLeft()
@@ -67,9 +64,6 @@ func (p *Planner) examine(tg target) bool {
 // beyondMovable is shortOfMovable for the target being examined, with the
 // moves left now (a best plan found caps them).
 func (p *Planner) beyondMovable() bool {
-	if !p.need.lbValid {
-		return false
-	}
 	most := p.s.MovableGPUsBound(p.movesLeft())
 	return p.lbWhole > most || p.need.primary > 0 && p.baseCap+most < p.need.podsPrim
 }
@@ -259,12 +253,13 @@ func (p *Planner) targetBounds() {
 	} else {
 		free = int64(s.Free(tg.scope))
 	}
-	p.lbWhole = p.need.whole - free
+	p.lbWhole = p.need.whole - free - p.extraGPUs(tg.hlo, tg.hhi)
 	p.baseCap = p.podCap(tg.scope, tg.host)
 }
 
-// podCap is how many pods of the request's primary shape host h (if ≥ 0),
-// else domain d, holds now (0 without a primary shape).
+// podCap bounds how many pods of the request's primary shape host h (if ≥
+// 0), else domain d, holds now: from its free GPUs, plus the extra GPUs'
+// (0 without a primary shape).
 func (p *Planner) podCap(d topology.DomainID, h topology.HostID) int64 {
 	s, g := p.s, p.need.primary
 	switch {
@@ -274,11 +269,13 @@ func (p *Planner) podCap(d topology.DomainID, h topology.HostID) int64 {
 		if !p.modelOK(h) {
 			return 0
 		}
-		return int64(s.HostFree(h) / g)
-	case len(p.r.Models) == 0:
-		return int64(s.PodCapacity(d, g))
+		return int64(s.HostFree(h)/g) + p.extraPods(h, h+1, g)
 	}
-	var n int64
+	lo, hi := p.t.Hosts(d)
+	n := p.extraPods(lo, hi, g)
+	if len(p.r.Models) == 0 {
+		return n + int64(s.PodCapacity(d, g))
+	}
 	for _, m := range p.r.Models {
 		n += int64(s.PodCapacityOfModel(d, m, g))
 	}
@@ -312,7 +309,7 @@ func (p *Planner) enumerate(i, k, sum int, ub int64) {
 	}
 	left := k - len(p.pick)
 	for ; i+left <= len(p.cands); i++ {
-		if p.need.lbValid && int64(sum+p.prefix[i+left]-p.prefix[i]) < p.lbWhole {
+		if int64(sum+p.prefix[i+left]-p.prefix[i]) < p.lbWhole {
 			return // the largest remaining candidates do not free enough
 		}
 		if len(p.topUB) > left && p.baseCap+ub+p.topUB[left] < p.need.podsPrim {
@@ -333,7 +330,7 @@ func (p *Planner) enumerate(i, k, sum int, ub int64) {
 // bound: free GPUs only, one host at a time).
 func (p *Planner) passes() bool {
 	n := &p.need
-	if !n.lbValid || n.primary == 0 {
+	if n.primary == 0 {
 		return true
 	}
 	hs := p.mergeBuf[:0]

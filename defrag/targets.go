@@ -26,7 +26,7 @@ func (p *Planner) selectTargets(l topology.Level) {
 		p.idx.update(p.s)
 		groups := p.idx.groups(p.s, l)
 		for _, g := range groups {
-			if p.full() && max(p.need.whole-g.bound, 0) >= p.heap[0].key {
+			if p.full() && max(p.need.whole-g.bound-p.extraGPUs(t.Hosts(g.d)), 0) >= p.heap[0].key {
 				p.truncated = true // no domain in it beats the targets held
 				continue
 			}
@@ -53,11 +53,15 @@ func (p *Planner) scanDomains(lo, hi topology.DomainID) {
 	need := p.need.whole*topology.FullGPU + p.need.frac
 	for i, f := range free {
 		d := lo + topology.DomainID(i)
+		usable := int64(f)
+		if len(p.extras) > 0 {
+			usable += p.extraGPUs(t.Hosts(d))
+		}
 		var key int64
 		if p.need.frac > 0 {
-			key = p.missing(int64(f), s.SharedMilli(d))
+			key = p.missing(usable, s.SharedMilli(d))
 		} else {
-			key = max(p.need.whole-int64(f), 0)
+			key = max(p.need.whole-usable, 0)
 		}
 		if p.full() && key >= p.heap[0].key {
 			p.truncated = true
@@ -79,11 +83,12 @@ func (p *Planner) scanHosts(lo, hi topology.HostID) {
 	s, t := p.s, p.t
 	need := p.need.whole*topology.FullGPU + p.need.frac
 	for h := lo; h < hi; h++ {
+		usable := int64(s.HostFree(h)) + p.extraGPUs(h, h+1)
 		var key int64
 		if p.need.frac > 0 {
-			key = p.missing(int64(s.HostFree(h)), p.hostShared(h))
+			key = p.missing(usable, p.hostShared(h))
 		} else {
-			key = max(p.need.whole-int64(s.HostFree(h)), 0)
+			key = max(p.need.whole-usable, 0)
 		}
 		if p.full() && key >= p.heap[0].key {
 			p.truncated = true
@@ -106,7 +111,7 @@ func (p *Planner) scanHosts(lo, hi topology.HostID) {
 }
 
 // shortOfMovable reports, for a domain or host that misses key GPUs for the
-// request (a lower bound, with p.need.lbValid) and holds podCap of its
+// request (a lower bound) and holds podCap of its
 // primary pods now, that no MaxMoves moves make room there: the largest
 // movable jobs (p.most, topology.State.MovableGPUsBound) hold fewer GPUs
 // than it misses, or than the primary pods it misses (a pod's room on a host
@@ -114,7 +119,7 @@ func (p *Planner) scanHosts(lo, hi topology.HostID) {
 // aggregates alone, and recorded (p.short: the reason is then NoPlan).
 func (p *Planner) shortOfMovable(key, podCap int64) bool {
 	n := &p.need
-	if !n.lbValid || key <= p.most && (n.primary == 0 || podCap+p.most >= n.podsPrim) {
+	if key <= p.most && (n.primary == 0 || podCap+p.most >= n.podsPrim) {
 		return false
 	}
 	p.short = true
