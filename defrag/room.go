@@ -50,10 +50,10 @@ type Planner struct {
 
 	hpos      int
 	truncated bool
-	most      int64 // GPUs the MaxMoves largest movable jobs hold
+	most      int64               // GPUs the MaxMoves largest movable jobs hold
 	extras    []topology.HostMask // nominated GPUs the request may take (extras.go)
 	extraSum  []int64             // prefix sums of their counts
-	short     bool  // a domain was left out for missing more than that
+	short     bool                // a domain was left out for missing more than that
 	idx       freeIndex
 	prefix    []int
 	pick      []int
