@@ -108,6 +108,55 @@ func BenchmarkApply(b *testing.B) {
 	}
 }
 
+// BenchmarkApplyGang times Apply of AddJob for a gang of 144 whole-host
+// pods (an SU of the NVL72 cluster, 576 GPUs) on an empty State, then Apply
+// of its RemoveJob: one op is both. Reports ns per pod of the pair.
+func BenchmarkApplyGang(b *testing.B) {
+	for _, gpus := range Sizes {
+		b.Run("gpus="+gpus+"/pods=144", func(b *testing.B) {
+			SkipUnlessFull(b, gpus)
+			t, err := Cluster("nvl72", gpus)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := topology.NewState(t)
+			su, _ := t.LevelByName("su")
+			lo, _ := t.LevelDomains(su)
+			h0, h1 := t.Hosts(lo) // the first SU
+			pods := make([]topology.Pod, 0, h1-h0)
+			for h := h0; h < h1; h++ {
+				pods = append(pods, topology.Pod{Host: h, GPUs: 0xf})
+			}
+			job := topology.Job{Priority: 10, Preemptible: true, Required: su, Preferred: topology.NoLevel,
+				Sets: []topology.PodSet{{Count: int32(len(pods)), GPUs: 4}}}
+			add := topology.Delta{Ops: []topology.Op{topology.AddJob(7, job, pods...)}}
+			remove := topology.Delta{Ops: []topology.Op{topology.RemoveJob(7)}}
+			for range 2 { // the checked run, and one more: the tables have grown
+				if err := s.Apply(add); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Check(); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Apply(remove); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := s.Apply(add); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Apply(remove); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(pods)), "ns/pod")
+			ReportRatio(b, gpus)
+		})
+	}
+}
+
 func applyPair(b *testing.B, s *topology.State, add, remove topology.Delta) {
 	b.Helper()
 	if err := s.Apply(add); err != nil {

@@ -114,7 +114,7 @@ func (s *State) needsJournal(d *Delta) bool {
 	op := &d.Ops[0]
 	switch op.Kind {
 	case OpAddJob:
-		return len(op.Pods) > 1 || s.jobs[op.Job].nom >= 0
+		return s.jobs[op.Job].nom >= 0 || len(op.Pods) > 1 && !s.podsApart(op.Pods)
 	case OpMoveJob, OpReplacePods:
 		return true
 	}

@@ -12,9 +12,11 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 	if err := s.validateJob(info, pods); err != nil {
 		return err
 	}
-	if len(pods) == 1 { // validate before any write: the journal-free path
-		if err := s.checkPod(id, info, &pods[0]); err != nil {
-			return fmt.Errorf("pod 0: %w", err)
+	if !s.jr.on { // validate before any write: the journal-free path
+		for i := range pods { // one pod, or pods on distinct hosts (podsApart)
+			if err := s.checkPod(id, info, &pods[i]); err != nil {
+				return fmt.Errorf("pod %d: %w", i, err)
+			}
 		}
 	}
 	if n := s.jobs[id].nom; n >= 0 { // the nominee is placed: release its reservation
@@ -26,7 +28,7 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 	rec.info.Sets = s.ownSets(own, info.Sets)
 	rec.live = true
 	s.wJob(id, rec) // placePod reads the job's attributes from here
-	first, last, err := s.placePods(id, pods, len(pods) > 1)
+	first, last, err := s.placePods(id, pods, s.jr.on)
 	if err != nil {
 		return err
 	}
@@ -51,6 +53,27 @@ func (s *State) ownSets(dst, sets []PodSet) []PodSet {
 		dst = make([]PodSet, 0, len(sets))
 	}
 	return append(dst, sets...)
+}
+
+// podsApart reports whether pods are on distinct hosts, all in range. Such
+// pods do not interact (each host's GPUs, CPU, memory and exclusivity see
+// one of them), so each can be checked against the State before the first
+// write, and a job of them added without the undo journal. O(pods): hosts
+// are marked in the host flags, and unmarked before it returns.
+func (s *State) podsApart(pods []Pod) bool {
+	n := HostID(s.t.NumHosts())
+	i := 0
+	for ; i < len(pods); i++ {
+		h := pods[i].Host
+		if h < 0 || h >= n || s.hostFlags[h]&flagSeen != 0 {
+			break
+		}
+		s.hostFlags[h] |= flagSeen
+	}
+	for _, p := range pods[:i] {
+		s.hostFlags[p.Host] &^= flagSeen
+	}
+	return i == len(pods)
 }
 
 // placePods places pods in rank order (validating each first if check),

@@ -6,9 +6,10 @@ import (
 
 // Host flag bits (State.hostFlags).
 const (
-	flagHealthMask uint8 = 3 // Health value
-	flagExclusive  uint8 = 4 // held exclusively by the job of its pods
-	flagPending    uint8 = 8 // during Apply: its commit is deferred (see deferCommits)
+	flagHealthMask uint8 = 3  // Health value
+	flagExclusive  uint8 = 4  // held exclusively by the job of its pods
+	flagPending    uint8 = 8  // during Apply: its commit is deferred (see deferCommits)
+	flagSeen       uint8 = 16 // scratch of podsApart, cleared before it returns
 )
 
 // State is the mutable occupancy of a Tree: per-GPU free bits and milli-GPU,
