@@ -2,6 +2,7 @@ package defrag
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -51,6 +52,7 @@ type Planner struct {
 	hpos      int
 	truncated bool
 	most      int64               // GPUs the MaxMoves largest movable jobs hold
+	mostAll   int64               // GPUs all the movable jobs hold
 	extras    []topology.HostMask // nominated GPUs the request may take (extras.go)
 	extraSum  []int64             // prefix sums of their counts
 	short     bool                // a domain was left out for missing more than that
@@ -200,7 +202,7 @@ func (p *Planner) MakeRoom(s *topology.State, r *placement.Request, cfg Config, 
 		return Result{Exact: true, Reason: reason, Work: 1}, nil
 	}
 	p.budget = cfg.MaxMoves
-	p.most, p.short = s.MovableGPUsBound(cfg.MaxMoves), false
+	p.most, p.mostAll, p.short = s.MovableGPUsBound(cfg.MaxMoves), s.MovableGPUsBound(math.MaxInt), false
 	p.selectTargets(level)
 	if !placed && (len(p.heap) == 0 || p.heap[0].key == 0) {
 		if done, err := p.placeAsIs(plan, &reason, &res); done || err != nil {

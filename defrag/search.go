@@ -11,8 +11,8 @@ import (
 func (p *Planner) examine(tg target) bool {
 	p.tg = tg
 	p.targetBounds()
-	if p.beyondMovable() {
-		return true
+	if p.beyond(p.lbWhole, p.baseCap, p.s.MovableGPUsBound(p.movesLeft())) {
+		return !p.beyond(p.lbWhole, p.baseCap, p.mostAll) // more moves might do
 	}
 	p.small = p.t.NumHosts()-int(tg.hhi-tg.hlo) <= exhaustiveHosts
 	setRange(p.elig, tg.hlo, tg.hhi, false)
@@ -59,13 +59,6 @@ func (p *Planner) examine(tg target) bool {
 	}
 	p.deepen()
 	return true
-}
-
-// beyondMovable is shortOfMovable for the target being examined, with the
-// moves left now (a best plan found caps them).
-func (p *Planner) beyondMovable() bool {
-	most := p.s.MovableGPUsBound(p.movesLeft())
-	return p.lbWhole > most || p.need.primary > 0 && p.baseCap+most < p.need.podsPrim
 }
 
 // movesLeft is the most moves a plan better than the best so far may have.

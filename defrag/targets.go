@@ -111,19 +111,28 @@ func (p *Planner) scanHosts(lo, hi topology.HostID) {
 }
 
 // shortOfMovable reports, for a domain or host that misses key GPUs for the
-// request (a lower bound) and holds podCap of its
-// primary pods now, that no MaxMoves moves make room there: the largest
-// movable jobs (p.most, topology.State.MovableGPUsBound) hold fewer GPUs
-// than it misses, or than the primary pods it misses (a pod's room on a host
-// needs at least one GPU freed there). Such a target is left out, from the
-// aggregates alone, and recorded (p.short: the reason is then NoPlan).
+// request (a lower bound) and holds podCap of its primary pods now, that no
+// MaxMoves moves make room there: the largest movable jobs (p.most,
+// topology.State.MovableGPUsBound) hold fewer GPUs than it misses, or than
+// the primary pods it misses (a pod's room on a host needs at least one GPU
+// freed there). Such a target is left out, from the aggregates alone; if
+// all the movable jobs together would do, that is recorded (p.short: the
+// reason is then NoPlan, not NoTarget).
 func (p *Planner) shortOfMovable(key, podCap int64) bool {
-	n := &p.need
-	if key <= p.most && (n.primary == 0 || podCap+p.most >= n.podsPrim) {
+	if !p.beyond(key, podCap, p.most) {
 		return false
 	}
-	p.short = true
+	if !p.beyond(key, podCap, p.mostAll) {
+		p.short = true
+	}
 	return true
+}
+
+// beyond reports that a target missing key GPUs and holding podCap primary
+// pods stays short with jobs of most GPUs in all moved out.
+func (p *Planner) beyond(key, podCap, most int64) bool {
+	n := &p.need
+	return key > most || n.primary > 0 && podCap+most < n.podsPrim
 }
 
 // missing is the lower bound on the GPUs to move out of a domain with free

@@ -12,7 +12,8 @@ import (
 // and the general one) with bestScan, which it replaces, on the children of
 // every domain above the racks, after each of random steps (jobs added and
 // removed, Clones, snapshot round trips), for every pod size and several pod
-// counts: the same choice, ties included.
+// counts: the same choice, ties included, and the capacity it hands to fill
+// (capAt) is capOf's.
 func TestDomainScan(t *testing.T) {
 	seed := uint64(6)
 	t.Logf("seed %d", seed)
@@ -39,8 +40,12 @@ func TestDomainScan(t *testing.T) {
 					for d := lo; d < hi; d++ {
 						clo, chi := v.childRange(d, l+1)
 						want, wok := v.bestScan(l+1, clo, chi, need)
+						v.known.level = l + 1 // as bestChild sets it
 						got, gok := v.bestDomainExact(clo, chi, need)
 						require.Equal(t, wok, gok, "step %d: %d pods of %d GPUs in %s", step, need, g, tr.DomainPath(d))
+						if gok { // the capacity it hands to fill is capOf's
+							require.Equal(t, v.capOf(l+1, got), v.capAt(l+1, got), "step %d: %d pods of %d GPUs in %s", step, need, g, tr.DomainPath(d))
+						}
 						require.Equal(t, want, got, "step %d: %d pods of %d GPUs in %s", step, need, g, tr.DomainPath(d))
 						checks++
 					}

@@ -160,7 +160,7 @@ func (v *Solver) fill(l topology.Level, i int32, want int64) int64 {
 		return n
 	}
 	d := topology.DomainID(i)
-	if v.exact && v.sliceS == 1 && want == v.capOf(l, i) {
+	if v.exact && v.sliceS == 1 && want == v.capAt(l, i) {
 		return v.fillAll(d)
 	}
 	if v.plain && !v.exact {
@@ -276,6 +276,7 @@ func (v *Solver) fillFrom(cl topology.Level, cs []cand, want int64) int64 {
 // bestChild returns the policy's best child of d (at level cl) that holds all
 // need pods, in one pass without buffers.
 func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (int32, bool) {
+	v.known = knownCap{level: cl, idx: -1}
 	lo, hi := v.childRange(d, cl)
 	if cl == v.hl && v.usesProfile(need) {
 		return v.profHost(lo, hi)
@@ -322,6 +323,31 @@ func (v *Solver) noHostHolds(need int64) bool {
 	return !v.legacy && v.set.GPUs > 0 && v.set.Milli == 0 && v.maxGPUs >= 0 && v.perK[v.maxGPUs] < need
 }
 
+// knownCap is the capacity bestChild's last choice had (capOf of child idx
+// at level), so that fill, which descends into it next, need not count it
+// again; or the root's, which rejectFast counted for a request of one set;
+// idx -1: unknown (begin).
+type knownCap struct {
+	level topology.Level
+	idx   int32
+	cap   int64
+}
+
+// chose records that bestChild chose child c (-1: none) of capacity cp, as
+// capOf counts it, and returns c.
+func (v *Solver) chose(c int32, cp int64) (int32, bool) {
+	v.known.idx, v.known.cap = c, cp
+	return c, c >= 0
+}
+
+// capAt is capOf(l, i), from bestChild's choice when it was that node.
+func (v *Solver) capAt(l topology.Level, i int32) int64 {
+	if k := &v.known; k.idx == i && k.level == l {
+		return k.cap
+	}
+	return v.capOf(l, i)
+}
+
 // bestScan is bestChild's general case: every child's capacity (capOf), the
 // policy's order (better), stopping early at a choice none can beat.
 func (v *Solver) bestScan(cl topology.Level, lo, hi int32, need int64) (int32, bool) {
@@ -339,7 +365,7 @@ func (v *Solver) bestScan(cl topology.Level, lo, hi int32, need int64) (int32, b
 			}
 		}
 	}
-	return best.idx, best.idx >= 0
+	return v.chose(best.idx, best.cap)
 }
 
 // bestDomainExact is bestChild for BestFit over domains [lo, hi) when the
@@ -382,7 +408,7 @@ func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
 			}
 		}
 	}
-	return best, best >= 0
+	return v.chose(best, bestCap)
 }
 
 // bestDomainByFree is bestDomainExact for one-GPU pods of one model:
@@ -401,7 +427,7 @@ func (v *Solver) bestDomainByFree(free []int32, lo int32, need int64) (int32, bo
 			break
 		}
 	}
-	return best, best >= 0
+	return v.chose(best, bestCap)
 }
 
 // bestDomainWhole is bestDomainExact for pods of a whole largest host, one
@@ -424,7 +450,7 @@ func (v *Solver) bestDomainWhole(hist, free []int32, nb, lo, hi int32, need int6
 			}
 		}
 	}
-	return best, best >= 0
+	return v.chose(best, bestCap)
 }
 
 // bestDomainRestricted is bestDomainExact for a restricted request: the
@@ -457,7 +483,7 @@ func (v *Solver) bestDomainRestricted(lo, hi int32, need int64) (int32, bool) {
 			}
 		}
 	}
-	return best, best >= 0
+	return v.chose(best, bestCap)
 }
 
 // bestHostExact is bestChild for BestFit over hosts [lo, hi) when free counts

@@ -39,9 +39,13 @@ func (v *Solver) rejectFast() bool {
 	}
 	for si := range v.r.Sets {
 		v.setCurrent(si)
-		if ub := v.upper(0); ub < int64(v.set.Pods) {
+		ub := v.upper(0)
+		if ub < int64(v.set.Pods) {
 			v.reason = Reason{Code: NotEnoughHosts, Set: si, Have: ub, Need: int64(v.set.Pods)}
 			return false
+		}
+		if len(v.r.Sets) == 1 && v.sliceS == 1 { // capOf(0, 0): fill starts there
+			v.known = knownCap{level: 0, idx: 0, cap: ub}
 		}
 	}
 	return true
@@ -236,7 +240,7 @@ func (v *Solver) placeSet(l topology.Level, i int32) int64 {
 		p = v.sliceL // spread over whole slice domains: spreading below them would split slices
 	}
 	if p <= l || p <= 0 {
-		if v.capOf(l, i) < need {
+		if v.capAt(l, i) < need {
 			return 0
 		}
 		return v.fill(l, i, need)

@@ -90,6 +90,7 @@ type Solver struct {
 	phv     hostView
 	profAt  topology.HostID // the host profHost chose, and the GPU a
 	profGPU int             // fraction takes there (-1: none)
+	known   knownCap        // bestChild's last choice and its capacity (capAt)
 }
 
 type hostOv struct {
@@ -165,6 +166,7 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 	}
 	v.info = r.jobInfo()
 	v.reason = Reason{}
+	v.known = knownCap{idx: -1}
 	v.profAt, v.profGPU = -1, -1
 	v.setModels()
 	v.collectExtra()

@@ -70,7 +70,7 @@ func (v *Solver) wideBest() (int32, bool) {
 	}
 	w.sync(v)
 	k := w.node[1]
-	return k.idx, k.idx >= 0
+	return v.chose(k.idx, k.cap)
 }
 
 func (w *wideMin) sync(v *Solver) {
@@ -137,12 +137,21 @@ func (w *wideMin) leaf(v *Solver, d topology.DomainID) wideKey {
 	return wideKey{cap: c, free: v.domFree(d), idx: int32(d)}
 }
 
-// set refreshes level-1 domain d and its path to the top.
+// set refreshes level-1 domain d and its path to the top, as far as a node
+// changes: above a node that stays, nothing does.
 func (w *wideMin) set(v *Solver, d topology.DomainID) {
 	i := w.size + int(d-w.lo)
-	w.node[i] = w.leaf(v, d)
+	k := w.leaf(v, d)
+	if w.node[i] == k {
+		return
+	}
+	w.node[i] = k
 	for i /= 2; i >= 1; i /= 2 {
-		w.node[i] = minKey(w.node[2*i], w.node[2*i+1])
+		m := minKey(w.node[2*i], w.node[2*i+1])
+		if w.node[i] == m {
+			return
+		}
+		w.node[i] = m
 	}
 }
 

@@ -27,6 +27,9 @@ func TestWideIndex(t *testing.T) {
 			v.begin(s, &r)
 			v.setCurrent(0)
 			got, gok := v.wideBest()
+			if gok { // the capacity it hands to fill is capOf's
+				require.Equal(t, v.capOf(1, got), v.capAt(1, got), "g=%d", g)
+			}
 			lo, hi := tr.Children(0)
 			want, wok := v.bestDomainExact(int32(lo), int32(hi), 1)
 			require.Equal(t, wok, gok, "g=%d", g)
@@ -37,6 +40,9 @@ func TestWideIndex(t *testing.T) {
 			v.begin(s, &r)
 			v.setCurrent(0)
 			got, gok := v.wideBest()
+			if gok {
+				require.Equal(t, v.capOf(1, got), v.capAt(1, got), "milli=%d", m)
+			}
 			lo, hi := tr.Children(0)
 			want, wok := v.bestScan(1, int32(lo), int32(hi), 1)
 			require.Equal(t, wok, gok, "milli=%d", m)
