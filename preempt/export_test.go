@@ -73,6 +73,10 @@ func snapshot(m *model) modelSnap {
 // the first leaf, < 0 never, 0 as the Planner decides.
 func SetSlotBound(p *Planner, on int) { p.slotForce = on }
 
+// SetSlotTop sets how many candidates the slot bound's summary keeps (0:
+// the default), so that small instances exercise the candidates beyond it.
+func SetSlotTop(p *Planner, n int) { p.slots.keep = n }
+
 // SlotKeys returns, for request r on s, the leaf domains of the search and
 // each one's bound with the slot bound (ok false: no victim set fits there
 // by the bound), or nil if r does not take the slot bound.

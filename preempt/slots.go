@@ -45,7 +45,10 @@ import (
 // searched hold enough hosts that the scan is cheap beside them
 // (slotWork), and kept as the slotTop candidates with most slots (then
 // least milli): enough for the count and, when the candidates beyond them
-// have fewer slots than sMin or exactly as many, for the milli.
+// have fewer slots than sMin or exactly as many, for the milli. Beyond them,
+// the least milli per bucket of slot counts (over all candidates) bounds
+// what a candidate with sMin slots or more holds: a block that a single
+// 72-pod job could make room for is not bound by the milli of a fraction.
 
 // slotTop is how many candidates the summary keeps.
 const slotTop = 32
@@ -67,6 +70,36 @@ type slotSummary struct {
 	top    []slotJob // by slots descending, then milli ascending
 	prefix []int64   // prefix[i]: the slots of top[:i]
 	millis []int64   // scratch
+	// least[b]: the least milli of the candidates whose slots fall in
+	// bucket b (slotBucket), over all of them; -1 none.
+	least [slotBuckets]int64
+	keep  int // the top's size, if > 0 (tests), else slotTop
+}
+
+// slotBuckets: slot counts below 64 exactly, then one bucket per power of
+// two.
+const slotBuckets = 64 + 58
+
+// slotBucket is the bucket of a slot count.
+func slotBucket(s int64) int {
+	if s < 64 {
+		return int(s)
+	}
+	return min(64+bits.Len64(uint64(s))-7, slotBuckets-1)
+}
+
+// leastFrom bounds from below the milli of any candidate with at least
+// sMin slots: the least over the buckets that may hold such candidates
+// (sMin's own holds some with fewer, which only lowers the bound); -1 if
+// none may.
+func (x *slotSummary) leastFrom(sMin int64) int64 {
+	m := int64(-1)
+	for b := slotBucket(max(sMin, 0)); b < slotBuckets; b++ {
+		if v := x.least[b]; v >= 0 && (m < 0 || v < m) {
+			m = v
+		}
+	}
+	return m
 }
 
 // slotAllowed reports whether the request allows the slot bound: one pod
@@ -92,7 +125,13 @@ func (p *Planner) makeSlots() {
 	x := &p.slots
 	g := p.sets[0].gpus
 	x.per = (int64(p.t.MaxHostGPUs()) + g - 1) / g
-	top, n := x.top[:0], 0
+	top, n, keep := x.top[:0], 0, slotTop
+	if x.keep > 0 {
+		keep = x.keep
+	}
+	for b := range x.least {
+		x.least[b] = -1
+	}
 	for w, bitsW := range p.preW {
 		for ; bitsW != 0; bitsW &= bitsW - 1 {
 			j := w<<6 | bits.TrailingZeros64(bitsW)
@@ -101,13 +140,16 @@ func (p *Planner) makeSlots() {
 			}
 			n++
 			c := slotJob{slots: x.per * int64(p.npods[j]), milli: int64(p.millis[j])}
-			if len(top) == slotTop && !c.better(top[slotTop-1]) {
+			if b := slotBucket(c.slots); x.least[b] < 0 || c.milli < x.least[b] {
+				x.least[b] = c.milli
+			}
+			if len(top) == keep && !c.better(top[keep-1]) {
 				continue
 			}
-			if len(top) < slotTop {
+			if len(top) < keep {
 				top = append(top, c)
 			} else {
-				top[slotTop-1] = c
+				top[keep-1] = c
 			}
 			for i := len(top) - 1; i > 0 && top[i].better(top[i-1]); i-- {
 				top[i], top[i-1] = top[i-1], top[i]
@@ -182,9 +224,9 @@ func (x *slotSummary) leastMilli(k int, sMin int64) (int64, bool) {
 	}
 	pad := int64(-1) // what a candidate beyond the summary may hold at least
 	if last := x.top[len(x.top)-1]; !x.all && last.slots >= sMin {
-		pad = 0
+		pad = max(x.leastFrom(sMin), 0)
 		if last.slots == sMin {
-			pad = last.milli
+			pad = max(pad, last.milli)
 		}
 	}
 	for i := 0; i < k && pad >= 0; i++ {
