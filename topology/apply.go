@@ -30,17 +30,17 @@ func (s *State) Apply(d Delta) error {
 		return err
 	}
 	s.jr.on = s.needsJournal(&d)
+	s.deferring = s.jr.on || s.manyHosts(&d)
 	if s.jr.on {
 		s.jr.reset()
-		s.deferring = true
 	}
 	for i := range d.Ops {
 		if err := s.apply(&d.Ops[i]); err != nil {
 			if s.jr.on {
 				s.jr.on = false
 				s.jr.rollback(s)
-				s.dropPending()
 			}
+			s.dropPending() // a journal-free op fails before its first write: none pending
 			s.jobs = s.jobs[:nJobs] // records reserve appended are untouched again
 			return fmt.Errorf("op %d (%s): %w", i, d.Ops[i].Kind, err)
 		}
@@ -50,24 +50,15 @@ func (s *State) Apply(d Delta) error {
 	return nil
 }
 
-// Deferred commits. While a journaled Delta runs, a host's commit (its
+// Deferred commits. While a journaled Delta runs (or a journal-free one that
+// adds or removes a job on several hosts, manyHosts), a host's commit (its
 // generation bump and the difference of its summary to the aggregates) waits
 // until every operation succeeded, and happens once per host however many
 // operations touched it: a repair that evicts a spare's filler and puts a
 // gang's pod there moves the aggregates not at all. The operations read
 // primary data only, so nothing they check sees the wait. A rejected Delta
 // rolls back the primary data and drops the pending commits: the derived
-// data was never touched.
-
-// flushPending commits the hosts whose commit was deferred, unjournaled.
-func (s *State) flushPending() {
-	s.deferring = false
-	for _, h := range s.pending {
-		s.hostFlags[h] &^= flagPending
-		s.commit(h)
-	}
-	s.pending = s.pending[:0]
-}
+// data was never touched. flushPending (flush.go) commits the rest.
 
 // dropPending forgets the deferred commits of a rolled-back Delta.
 func (s *State) dropPending() {
@@ -103,6 +94,22 @@ func (s *State) apply(op *Op) error {
 		return s.replacePods(op.Job, op.Ranks, op.Pods)
 	}
 	return fmt.Errorf("%w: unknown operation kind %d", ErrInvalid, op.Kind)
+}
+
+// manyHosts: a journal-free job added or removed with pods on several hosts
+// defers its commits too, so that they reach the aggregates per run of
+// hosts (flush.go).
+func (s *State) manyHosts(d *Delta) bool {
+	if len(d.Ops) != 1 {
+		return false
+	}
+	switch op := &d.Ops[0]; op.Kind {
+	case OpAddJob:
+		return len(op.Pods) > 1
+	case OpRemoveJob:
+		return s.present(op.Job) && s.jobs[op.Job].n > 1
+	}
+	return false
 }
 
 // needsJournal: an operation that may fail after its first write, or any

@@ -56,6 +56,7 @@ type State struct {
 	replaceSlots []int32   // scratch of replacePods
 	deferring    bool      // commits are deferred to the end of Apply (see deferCommits)
 	pending      []HostID  // the hosts whose commit is deferred
+	acc          aggDelta  // scratch of flushPending
 	touches      *touchLog // allocated with the State; Clone starts a fresh log
 }
 
