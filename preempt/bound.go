@@ -3,6 +3,7 @@ package preempt
 import (
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/blinksched/blink/topology"
 )
@@ -127,6 +128,8 @@ func (x *exclIndex) sync(s *topology.State) {
 		var ok bool
 		if x.dirty, ok = s.Touched(x.seq, x.dirty[:0]); ok {
 			x.seq = s.TouchSeq()
+			slices.Sort(x.dirty) // a domain touched at several times is counted once
+			x.dirty = slices.Compact(x.dirty)
 			for _, d := range x.dirty {
 				x.total -= x.per[d-x.lo]
 				x.per[d-x.lo] = x.count(s, d)
