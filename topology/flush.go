@@ -20,7 +20,9 @@ type aggDelta struct {
 	moved           bool // some host's free count changed (the histograms, even if free adds up to 0)
 }
 
-// flushPending commits the hosts whose commit was deferred, unjournaled.
+// flushPending commits the hosts whose commit was deferred, unjournaled. A
+// run of one host propagates directly (a repair's one or two hosts); the
+// second host of a run starts adding up.
 func (s *State) flushPending() {
 	s.deferring = false
 	if len(s.pending) == 0 {
@@ -28,25 +30,48 @@ func (s *State) flushPending() {
 	}
 	t := s.t
 	acc := &s.acc
-	acc.reset(s.nm, s.nb)
-	parent := int32(-1)
+	var run flushRun
 	for _, h := range s.pending {
 		s.hostFlags[h] &^= flagPending
 		lo := int(t.hostGPU[h])
 		s.wu32(&s.hostGen[h], s.hostGen[h]+1)
-		b, a, changed := s.commitHost(h, lo, int(t.hostGPU[h+1])-lo)
-		if !changed {
+		var b, a hostSum
+		if !s.commitHost(h, lo, int(t.hostGPU[h+1])-lo, &b, &a) {
 			continue
 		}
-		if p := t.hostParent[h]; p != parent {
-			s.propagateRun(parent, acc)
+		if p := t.hostParent[h]; run.n == 0 || p != run.parent {
+			s.endRun(&run, acc)
+			run = flushRun{parent: p, h: h, b: b, a: a}
+		} else if run.n == 1 {
 			acc.reset(s.nm, s.nb)
-			parent = p
+			s.accumulate(acc, run.h, &run.b, &run.a)
 		}
-		s.accumulate(acc, h, &b, &a)
+		if run.n > 0 {
+			s.accumulate(acc, h, &b, &a)
+		}
+		run.n++
 	}
-	s.propagateRun(parent, acc)
+	s.endRun(&run, acc)
 	s.pending = s.pending[:0]
+}
+
+// flushRun is the run of hosts under one parent flushPending is in: its
+// first host's summaries, and how many hosts it has.
+type flushRun struct {
+	parent int32
+	h      HostID
+	b, a   hostSum
+	n      int
+}
+
+// endRun propagates a run: its one host directly, or what acc added up.
+func (s *State) endRun(run *flushRun, acc *aggDelta) {
+	switch {
+	case run.n == 1:
+		s.propagate(run.h, &run.b, &run.a)
+	case run.n > 1:
+		s.propagateRun(run.parent, acc)
+	}
 }
 
 func (acc *aggDelta) reset(nm, nb int) {

@@ -64,18 +64,18 @@ func (s *State) commit(h HostID) {
 	lo := int(t.hostGPU[h])
 	n := int(t.hostGPU[h+1]) - lo
 	s.wu32(&s.hostGen[h], s.hostGen[h]+1)
-	b, a, changed := s.commitHost(h, lo, n)
-	if changed {
+	var b, a hostSum
+	if s.commitHost(h, lo, n, &b, &a) {
 		s.propagate(h, &b, &a)
 	}
 }
 
 // commitHost recomputes host h's summary (its GPUs [lo, lo+n)) and writes
-// the host's own derived data: the summary before (b) and after (a), and
-// whether the aggregates above it change (journaled as one entry; the
-// caller propagates the difference).
-func (s *State) commitHost(h HostID, lo, n int) (b, a hostSum, changed bool) {
-	s.summarizeInto(h, lo, n, &a)
+// the host's own derived data; it sets the summary before (*b) and after (*a,
+// zeroed by the caller) and reports whether the aggregates above it change
+// (journaled as one entry; the caller propagates the difference).
+func (s *State) commitHost(h HostID, lo, n int, b, a *hostSum) bool {
+	s.summarizeInto(h, lo, n, a)
 	i := int(h)
 	if old := getBits(s.freeW, lo, n); a.mask != old {
 		s.setBits(s.freeW, lo, n, a.mask)
@@ -84,9 +84,9 @@ func (s *State) commitHost(h HostID, lo, n int) (b, a hostSum, changed bool) {
 	idle := s.idleHostW[i>>6]&(1<<(uint(i)&63)) != 0
 	if a.free == int32(s.hostFree[h]) && a.cap == int32(s.hostCap[h]) && a.idle == idle &&
 		a.shared == int32(s.hostShared[h]) && a.part == s.hostPart[h] {
-		return b, a, false // the aggregates stay: the common case of a deferred commit
+		return false // the aggregates stay: the common case of a deferred commit
 	}
-	b = hostSum{
+	*b = hostSum{
 		free:   int32(s.hostFree[h]),
 		cap:    int32(s.hostCap[h]),
 		shared: int32(s.hostShared[h]),
@@ -109,9 +109,9 @@ func (s *State) commitHost(h HostID, lo, n int) (b, a hostSum, changed bool) {
 		s.w64(&s.idleHostW[i>>6], s.idleHostW[i>>6]^1<<(uint(i)&63))
 	}
 	if s.jr.on {
-		s.jr.sums = append(s.jr.sums, sumEntry{h, b, a})
+		s.jr.sums = append(s.jr.sums, sumEntry{h, *b, *a})
 	}
-	return b, a, true
+	return true
 }
 
 // propagate adds the difference between summaries b and a of host h to the
