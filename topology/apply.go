@@ -40,7 +40,7 @@ func (s *State) Apply(d Delta) error {
 				s.jr.on = false
 				s.jr.rollback(s)
 			}
-			s.dropPending() // a journal-free op fails before its first write: none pending
+			s.dropPending()         // a journal-free op fails before its first write: none pending
 			s.jobs = s.jobs[:nJobs] // records reserve appended are untouched again
 			return fmt.Errorf("op %d (%s): %w", i, d.Ops[i].Kind, err)
 		}
