@@ -96,6 +96,12 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 	}
 	v.setCurrent(v.primary())
 	need := int64(v.set.Pods)
+	if c, ok := v.requiredFast(need); ok {
+		v.reset()
+		if v.placeAll(r.Required, c) { // exact capacities: it fits
+			return topology.DomainID(c), true
+		}
+	}
 	v.seen, v.seenBelow, v.stop = 0, 0, false
 	cs := v.candidates(sl, int32(v.scope), r.Required, need, v.reqCands[:0])
 	v.reqCands = cs
@@ -120,6 +126,24 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 		v.reason = Reason{Code: RequiredLevel, Level: r.Required, Set: v.si, Have: v.seen, Need: need}
 	}
 	return 0, false
+}
+
+// requiredFast picks, for a gang of one plain set of whole GPUs with exact
+// capacities (BestFit, no slices, no nominated or released GPUs in play; a
+// Restriction's sums subtracted), the domain of the required level it goes
+// to: the best of the scope's domains at that level in one pass over their
+// contiguous range (bestDomainExact), which is the general path's first
+// candidate. ok false: not such a gang, or no domain holds it (the general
+// path then says why).
+func (v *Solver) requiredFast(need int64) (int32, bool) {
+	r, set := v.r, v.set
+	if len(r.Sets) != 1 || r.Required >= v.hl || !v.exact || v.sliceS != 1 || r.Policy != BestFit ||
+		len(v.extra) != 0 || len(v.rel) != 0 || set.GPUs == 0 || set.Milli != 0 || v.legacy {
+		return -1, false
+	}
+	lo, hi := v.t.Descendants(v.scope, r.Required)
+	v.known = knownCap{level: r.Required, idx: -1}
+	return v.bestDomainExact(int32(lo), int32(hi), need)
 }
 
 // primary is the pod set that orders candidate domains: the most GPUs.
