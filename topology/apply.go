@@ -29,7 +29,7 @@ func (s *State) Apply(d Delta) error {
 	if err := s.reserve(&d); err != nil {
 		return err
 	}
-	s.jr.on = s.needsJournal(&d)
+	s.jr.on = s.needsJournal(&d) && !s.gangApart(&d)
 	s.deferring = s.jr.on || s.manyHosts(&d)
 	if s.jr.on {
 		s.jr.reset()
@@ -112,6 +112,20 @@ func (s *State) manyHosts(d *Delta) bool {
 	return false
 }
 
+// gangApart: the Delta adds one job, holding no nomination, whose pods are
+// on distinct hosts (podsApart): it is checked before its first write, and
+// runs without the journal that needsJournal asks for every job of several
+// pods. Not inlined, so that Apply's common path stays small.
+//
+//go:noinline
+func (s *State) gangApart(d *Delta) bool {
+	if len(d.Ops) != 1 {
+		return false
+	}
+	op := &d.Ops[0]
+	return op.Kind == OpAddJob && len(op.Pods) > 1 && s.jobs[op.Job].nom < 0 && s.podsApart(op.Pods)
+}
+
 // needsJournal: an operation that may fail after its first write, or any
 // operation followed by another, needs the undo journal.
 func (s *State) needsJournal(d *Delta) bool {
@@ -121,7 +135,7 @@ func (s *State) needsJournal(d *Delta) bool {
 	op := &d.Ops[0]
 	switch op.Kind {
 	case OpAddJob:
-		return s.jobs[op.Job].nom >= 0 || len(op.Pods) > 1 && !s.podsApart(op.Pods)
+		return len(op.Pods) > 1 || s.jobs[op.Job].nom >= 0
 	case OpMoveJob, OpReplacePods:
 		return true
 	}

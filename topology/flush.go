@@ -20,58 +20,44 @@ type aggDelta struct {
 	moved           bool // some host's free count changed (the histograms, even if free adds up to 0)
 }
 
-// flushPending commits the hosts whose commit was deferred, unjournaled. A
-// run of one host propagates directly (a repair's one or two hosts); the
-// second host of a run starts adding up.
+// batchRun is the shortest run of hosts under one parent whose differences
+// are added up before they propagate: below it, adding up costs more than it
+// saves (a repair's two hosts go straight through).
+const batchRun = 4
+
+// flushPending commits the hosts whose commit was deferred, unjournaled.
 func (s *State) flushPending() {
 	s.deferring = false
-	if len(s.pending) == 0 {
-		return
+	t, pending := s.t, s.pending
+	for i := 0; i < len(pending); {
+		p := t.hostParent[pending[i]]
+		j := i + 1
+		for j < len(pending) && t.hostParent[pending[j]] == p {
+			j++
+		}
+		if j-i < batchRun {
+			for _, h := range pending[i:j] {
+				s.hostFlags[h] &^= flagPending
+				s.commit(h)
+			}
+		} else {
+			s.flushRun(p, pending[i:j])
+		}
+		i = j
 	}
-	t := s.t
-	acc := &s.acc
-	var run flushRun
-	for _, h := range s.pending {
-		s.hostFlags[h] &^= flagPending
-		lo := int(t.hostGPU[h])
-		s.wu32(&s.hostGen[h], s.hostGen[h]+1)
-		var b, a hostSum
-		if !s.commitHost(h, lo, int(t.hostGPU[h+1])-lo, &b, &a) {
-			continue
-		}
-		if p := t.hostParent[h]; run.n == 0 || p != run.parent {
-			s.endRun(&run, acc)
-			run = flushRun{parent: p, h: h, b: b, a: a}
-		} else if run.n == 1 {
-			acc.reset(s.nm, s.nb)
-			s.accumulate(acc, run.h, &run.b, &run.a)
-		}
-		if run.n > 0 {
-			s.accumulate(acc, h, &b, &a)
-		}
-		run.n++
-	}
-	s.endRun(&run, acc)
 	s.pending = s.pending[:0]
 }
 
-// flushRun is the run of hosts under one parent flushPending is in: its
-// first host's summaries, and how many hosts it has.
-type flushRun struct {
-	parent int32
-	h      HostID
-	b, a   hostSum
-	n      int
-}
-
-// endRun propagates a run: its one host directly, or what acc added up.
-func (s *State) endRun(run *flushRun, acc *aggDelta) {
-	switch {
-	case run.n == 1:
-		s.propagate(run.h, &run.b, &run.a)
-	case run.n > 1:
-		s.propagateRun(run.parent, acc)
+// flushRun commits hosts, all under domain p: each host's own figures, then
+// their differences added up, to p and the domains above it.
+func (s *State) flushRun(p int32, hosts []HostID) {
+	acc := &s.acc
+	acc.reset(s.nm, s.nb)
+	for _, h := range hosts {
+		s.hostFlags[h] &^= flagPending
+		s.commitHost(h, acc)
 	}
+	s.propagateRun(p, acc)
 }
 
 func (acc *aggDelta) reset(nm, nb int) {

@@ -60,22 +60,20 @@ func (s *State) commit(h HostID) {
 		}
 		return
 	}
+	s.commitHost(h, nil)
+}
+
+// commitHost bumps host h's generation, recomputes its summary and writes
+// the host's own derived data; the difference to the aggregates above it
+// (journaled as one entry) goes to them now, or, with acc, into acc (a run
+// of hosts flushed together, flush.go).
+func (s *State) commitHost(h HostID, acc *aggDelta) {
 	t := s.t
 	lo := int(t.hostGPU[h])
 	n := int(t.hostGPU[h+1]) - lo
 	s.wu32(&s.hostGen[h], s.hostGen[h]+1)
-	var b, a hostSum
-	if s.commitHost(h, lo, n, &b, &a) {
-		s.propagate(h, &b, &a)
-	}
-}
-
-// commitHost recomputes host h's summary (its GPUs [lo, lo+n)) and writes
-// the host's own derived data; it sets the summary before (*b) and after (*a,
-// zeroed by the caller) and reports whether the aggregates above it change
-// (journaled as one entry; the caller propagates the difference).
-func (s *State) commitHost(h HostID, lo, n int, b, a *hostSum) bool {
-	s.summarizeInto(h, lo, n, a)
+	var a hostSum
+	s.summarizeInto(h, lo, n, &a)
 	i := int(h)
 	if old := getBits(s.freeW, lo, n); a.mask != old {
 		s.setBits(s.freeW, lo, n, a.mask)
@@ -84,9 +82,9 @@ func (s *State) commitHost(h HostID, lo, n int, b, a *hostSum) bool {
 	idle := s.idleHostW[i>>6]&(1<<(uint(i)&63)) != 0
 	if a.free == int32(s.hostFree[h]) && a.cap == int32(s.hostCap[h]) && a.idle == idle &&
 		a.shared == int32(s.hostShared[h]) && a.part == s.hostPart[h] {
-		return false // the aggregates stay: the common case of a deferred commit
+		return // the aggregates stay: the common case of a deferred commit
 	}
-	*b = hostSum{
+	b := hostSum{
 		free:   int32(s.hostFree[h]),
 		cap:    int32(s.hostCap[h]),
 		shared: int32(s.hostShared[h]),
@@ -109,9 +107,13 @@ func (s *State) commitHost(h HostID, lo, n int, b, a *hostSum) bool {
 		s.w64(&s.idleHostW[i>>6], s.idleHostW[i>>6]^1<<(uint(i)&63))
 	}
 	if s.jr.on {
-		s.jr.sums = append(s.jr.sums, sumEntry{h, *b, *a})
+		s.jr.sums = append(s.jr.sums, sumEntry{h, b, a})
 	}
-	return true
+	if acc != nil {
+		s.accumulate(acc, h, &b, &a)
+		return
+	}
+	s.propagate(h, &b, &a)
 }
 
 // propagate adds the difference between summaries b and a of host h to the
