@@ -29,7 +29,7 @@ func (s *State) Apply(d Delta) error {
 	if err := s.reserve(&d); err != nil {
 		return err
 	}
-	s.jr.on = s.needsJournal(&d) && !s.gangApart(&d)
+	s.jr.on = s.needsJournal(&d) && !(len(d.Ops) == 1 && s.gangApart(&d))
 	s.deferring = s.jr.on || s.manyHosts(&d)
 	if s.jr.on {
 		s.jr.reset()
