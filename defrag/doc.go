@@ -44,11 +44,15 @@
 // level whose domains are large enough (a host for one pod). Moved jobs land
 // outside the target. The search:
 //
-//  1. Targets are ranked by the GPUs they miss (request GPUs − free GPUs), a
-//     lower bound on the GPUs any plan for them moves; the MaxDomains best
-//     are kept, visiting the children of the root best first by an index of
-//     their most free domain (kept from the touch log) and skipping those
-//     that cannot beat the targets held. For a request with a required
+//  1. Targets are ranked by the GPUs they miss (request GPUs − free GPUs −
+//     GPUs nominated for jobs the request may displace), a lower bound on
+//     the GPUs any plan for them moves; the MaxDomains best are kept,
+//     visiting the children of the root best first by an index of their
+//     most free domain (kept from the touch log) and skipping those that
+//     cannot beat the targets held. A target missing more GPUs, or more of
+//     the request's largest pods, than the K largest movable jobs anywhere
+//     hold (State.MovableGPUsBound) is left out before any of its pods is
+//     read. For a request with a required
 //     level, if even the best target misses GPUs the request cannot fit as it
 //     is and the plain placement (Solver.Place) is skipped; otherwise it is
 //     tried first.

@@ -46,14 +46,16 @@
 //
 // Beside the job table, a compact job view (JobPriorities, JobPodCounts,
 // JobMilliGPUs, PreemptibleJobWords) gives planners flat per-job-id arrays to
-// scan.
+// scan, and a histogram of the movable preemptible jobs' sizes bounds what
+// any k moves can free (MovableGPUsBound).
 //
 // # Nominations
 //
 // A nomination reserves GPUs for a job (a preemptor waiting for its victims to
 // terminate). Nominated GPUs leave the free aggregates, whether free now or
 // still held; only the nominee, a strictly higher priority, or a job expected
-// to end at or before the nomination's ready time may take them. Adding the
+// to end at or before the nomination's ready time may take them
+// (AppendAdmitted lists, by host, those a given job may take). Adding the
 // nominee's job releases its nomination; ExpireNominations(now) drops the
 // expired ones (time is the caller's abstract value; the package reads no
 // clock).
