@@ -89,15 +89,7 @@ func BenchmarkApply(b *testing.B) {
 			if err := s.Check(); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := s.Apply(add); err != nil {
-					b.Fatal(err)
-				}
-				if err := s.Apply(remove); err != nil {
-					b.Fatal(err)
-				}
-			}
+			applyLoop(b, s, add, remove)
 			if s.NumJobs() != 0 || s.Free(0) != t.NumGPUs() {
 				b.Fatalf("after the loop: %d jobs, %d free GPUs of %d", s.NumJobs(), s.Free(0), t.NumGPUs())
 			}
@@ -142,18 +134,24 @@ func BenchmarkApplyGang(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := s.Apply(add); err != nil {
-					b.Fatal(err)
-				}
-				if err := s.Apply(remove); err != nil {
-					b.Fatal(err)
-				}
-			}
+			applyLoop(b, s, add, remove)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(pods)), "ns/pod")
 			ReportRatio(b, gpus)
 		})
+	}
+}
+
+// applyLoop is the timed loop of the Apply benchmarks: add, then remove.
+func applyLoop(b *testing.B, s *topology.State, add, remove topology.Delta) {
+	b.Helper()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Apply(add); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Apply(remove); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -102,12 +102,8 @@ func TestMakeRoomErrors(t *testing.T) {
 // TestMakeRoomAllocs: a warmed-up Planner allocates nothing for a one-move
 // plan.
 func TestMakeRoomAllocs(t *testing.T) {
-	tree, err := topology.BuildShape(topology.NVL72(1))
-	require.NoError(t, err)
-	s := topology.NewState(tree)
+	tree, s, small, rack := nvl72Block(t)
 	// One 1-GPU job in every rack: no rack is free.
-	small := topology.Job{Priority: 1, Preemptible: true, Movable: true, Required: topology.NoLevel, Preferred: topology.NoLevel}
-	rack, _ := tree.LevelByName("rack")
 	lo, hi := tree.LevelDomains(rack)
 	for d := lo; d < hi; d++ {
 		h, _ := tree.Hosts(d)
@@ -165,11 +161,7 @@ func FuzzMakeRoom(f *testing.F) {
 // from the movable-size histogram alone (exactly, and with no target's pods
 // read: no work beyond the plain placement) and placed with three.
 func TestMakeRoomMovableBound(t *testing.T) {
-	tree, err := topology.BuildShape(topology.NVL72(1))
-	require.NoError(t, err)
-	s := topology.NewState(tree)
-	small := topology.Job{Priority: 1, Preemptible: true, Movable: true, Required: topology.NoLevel, Preferred: topology.NoLevel}
-	rack, _ := tree.LevelByName("rack")
+	tree, s, small, rack := nvl72Block(t)
 	lo, hi := tree.LevelDomains(rack)
 	id := topology.JobID(0)
 	for d := lo; d < hi; d++ {
@@ -193,4 +185,15 @@ func TestMakeRoomMovableBound(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res.Fits, "%+v", res)
 	require.Len(t, plan.Moves, 3, "every rack misses three hosts")
+}
+
+// nvl72Block returns one NVL72 block, an empty State of it, the attributes of
+// a small movable preemptible job, and the rack level.
+func nvl72Block(t *testing.T) (*topology.Tree, *topology.State, topology.Job, topology.Level) {
+	t.Helper()
+	tree, err := topology.BuildShape(topology.NVL72(1))
+	require.NoError(t, err)
+	small := topology.Job{Priority: 1, Preemptible: true, Movable: true, Required: topology.NoLevel, Preferred: topology.NoLevel}
+	rack, _ := tree.LevelByName("rack")
+	return tree, topology.NewState(tree), small, rack
 }
