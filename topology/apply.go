@@ -13,8 +13,8 @@ import (
 // Cost: O(levels) per host touched, plus the pods of the jobs touched. A
 // single operation that can be validated before its first write (a job
 // added whose pods are on distinct hosts, a job removed, a health change, a
-// nomination) runs without the undo journal; Apply then allocates nothing once the State's tables have
-// grown to their working size.
+// nomination) runs without the undo journal; Apply then allocates nothing
+// once the State's tables have grown to their working size.
 func (s *State) Apply(d Delta) error {
 	for i, g := range d.Guards {
 		if g.Host < 0 || int(g.Host) >= s.t.NumHosts() {

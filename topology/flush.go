@@ -1,7 +1,7 @@
 package topology
 
 // Deferred commits flushed together. Once every operation of a Delta has
-// succeeded, the hosts whose commits waited (see deferCommits) commit in
+// succeeded, the hosts whose commits waited (apply.go) commit in
 // the order first touched, and the differences of a run of hosts under one
 // parent domain are added up and propagated to the aggregates above once: a
 // gang of whole racks updates each rack, SU and block once per rack, not

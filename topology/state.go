@@ -8,7 +8,7 @@ import (
 const (
 	flagHealthMask uint8 = 3  // Health value
 	flagExclusive  uint8 = 4  // held exclusively by the job of its pods
-	flagPending    uint8 = 8  // during Apply: its commit is deferred (see deferCommits)
+	flagPending    uint8 = 8  // during Apply: its commit is deferred (apply.go, flush.go)
 	flagSeen       uint8 = 16 // scratch of podsApart, cleared before it returns
 )
 
@@ -54,7 +54,7 @@ type State struct {
 
 	jr           journal
 	replaceSlots []int32   // scratch of replacePods
-	deferring    bool      // commits are deferred to the end of Apply (see deferCommits)
+	deferring    bool      // commits are deferred to the end of Apply (apply.go, flush.go)
 	pending      []HostID  // the hosts whose commit is deferred
 	acc          aggDelta  // scratch of flushPending
 	touches      *touchLog // allocated with the State; Clone starts a fresh log
