@@ -53,10 +53,12 @@ func (s *State) flushPending() {
 func (s *State) flushRun(p int32, hosts []HostID) {
 	acc := &s.acc
 	acc.reset(s.nm, s.nb)
+	s.batch = acc // commit adds each host's difference to it
 	for _, h := range hosts {
 		s.hostFlags[h] &^= flagPending
-		s.commitHost(h, acc)
+		s.commit(h)
 	}
+	s.batch = nil
 	s.propagateRun(p, acc)
 }
 

@@ -51,7 +51,8 @@ func (s *State) summarizeInto(h HostID, lo, n int, sum *hostSum) {
 // commit records that host h's primary data changed: it bumps the host's
 // generation, recomputes its summary, and writes the difference from the
 // derived data it left last time (free mask, free count, capacity, shared
-// milli, idleness) to the host and every enclosing domain.
+// milli, idleness) to the host and every enclosing domain — or, while a run
+// of hosts is flushed together, to that run's sum (s.batch).
 func (s *State) commit(h HostID) {
 	if s.deferring {
 		if s.hostFlags[h]&flagPending == 0 {
@@ -60,14 +61,6 @@ func (s *State) commit(h HostID) {
 		}
 		return
 	}
-	s.commitHost(h, nil)
-}
-
-// commitHost bumps host h's generation, recomputes its summary and writes
-// the host's own derived data; the difference to the aggregates above it
-// (journaled as one entry) goes to them now, or, with acc, into acc (a run
-// of hosts flushed together, flush.go).
-func (s *State) commitHost(h HostID, acc *aggDelta) {
 	t := s.t
 	lo := int(t.hostGPU[h])
 	n := int(t.hostGPU[h+1]) - lo
@@ -109,8 +102,8 @@ func (s *State) commitHost(h HostID, acc *aggDelta) {
 	if s.jr.on {
 		s.jr.sums = append(s.jr.sums, sumEntry{h, b, a})
 	}
-	if acc != nil {
-		s.accumulate(acc, h, &b, &a)
+	if s.batch != nil { // a run of hosts flushed together (flush.go)
+		s.accumulate(s.batch, h, &b, &a)
 		return
 	}
 	s.propagate(h, &b, &a)

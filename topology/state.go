@@ -57,6 +57,7 @@ type State struct {
 	deferring    bool      // commits are deferred to the end of Apply (apply.go, flush.go)
 	pending      []HostID  // the hosts whose commit is deferred
 	acc          aggDelta  // scratch of flushPending
+	batch        *aggDelta // during flushRun: where commit adds a host's difference
 	touches      *touchLog // allocated with the State; Clone starts a fresh log
 }
 
