@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/blinksched/blink/internal/testkit"
 	"github.com/blinksched/blink/topology"
 	"github.com/stretchr/testify/require"
 )
@@ -15,8 +16,7 @@ import (
 // counts: the same choice, ties included, and the capacity it hands to fill
 // (capAt) is capOf's.
 func TestDomainScan(t *testing.T) {
-	seed := uint64(6)
-	t.Logf("seed %d", seed)
+	seed := testkit.Seed(t, 6)
 	rng := rand.New(rand.NewPCG(seed, 4))
 	tr, err := topology.BuildShape(topology.Shape{Levels: []string{"block", "su", "rack"}, FanOut: []int{2, 5, 4, 3}, GPUsPerHost: 4})
 	require.NoError(t, err)
@@ -25,7 +25,7 @@ func TestDomainScan(t *testing.T) {
 	next := topology.JobID(0)
 	var live []topology.JobID
 	checks := 0
-	for step := range 3000 {
+	for step := range testkit.Steps(t, 3000) {
 		s = randomStep(t, rng, tr, s, &live, &next, step)
 		for g := int32(1); g <= 4; g++ {
 			for _, need := range []int64{1, 2, 3, 5, 8} {

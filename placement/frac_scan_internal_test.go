@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/blinksched/blink/internal/testkit"
 	"github.com/blinksched/blink/topology"
 	"github.com/stretchr/testify/require"
 )
@@ -16,8 +17,7 @@ import (
 // and are not multiples of the partial buckets' width, with and without a
 // Restriction.
 func TestFracScan(t *testing.T) {
-	seed := uint64(5)
-	t.Logf("seed %d", seed)
+	seed := testkit.Seed(t, 5)
 	rng := rand.New(rand.NewPCG(seed, 3))
 	tr, err := topology.BuildShape(topology.Shape{Levels: []string{"su", "rack"}, FanOut: []int{3, 4, 5}, GPUsPerHost: 4})
 	require.NoError(t, err)
@@ -30,7 +30,7 @@ func TestFracScan(t *testing.T) {
 	next := topology.JobID(0)
 	var live, exclusive []topology.JobID
 	checks := 0
-	for step := range 2000 {
+	for step := range testkit.Steps(t, 2000) {
 		switch k := rng.IntN(10); {
 		case k == 0: // an exclusive one-pod job
 			h := topology.HostID(rng.IntN(tr.NumHosts()))

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/blinksched/blink/internal/testkit"
 	"github.com/blinksched/blink/topology"
 	"github.com/stretchr/testify/require"
 )
@@ -15,8 +16,7 @@ import (
 // over each domain's closed hosts from the State's per-host figures, and
 // the restricted root index with a scan of the root's children.
 func TestRestrictionSums(t *testing.T) {
-	seed := uint64(11)
-	t.Logf("seed %d", seed)
+	seed := testkit.Seed(t, 11)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	tr, err := topology.BuildShape(topology.Shape{Levels: []string{"block", "rack"}, FanOut: []int{80, 2, 3}, GPUsPerHost: 4})
 	require.NoError(t, err)
@@ -30,7 +30,7 @@ func TestRestrictionSums(t *testing.T) {
 	var v Solver
 	next := topology.JobID(0)
 	var live []topology.JobID
-	for step := range 3000 {
+	for step := range testkit.Steps(t, 3000) {
 		switch k := rng.IntN(8); {
 		case k == 0:
 			h := topology.HostID(rng.IntN(tr.NumHosts()))

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/blinksched/blink/internal/testkit"
 	"github.com/blinksched/blink/topology"
 	"github.com/stretchr/testify/require"
 )
@@ -12,8 +13,7 @@ import (
 // root's children after every step of random Applies (whole GPUs and
 // fractions), rejected Deltas, Clones and snapshot round trips.
 func TestWideIndex(t *testing.T) {
-	seed := uint64(7)
-	t.Logf("seed %d", seed)
+	seed := testkit.Seed(t, 7)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	tr, err := topology.BuildShape(topology.Shape{Levels: []string{"block", "rack"}, FanOut: []int{80, 2, 3}, GPUsPerHost: 4})
 	require.NoError(t, err)
@@ -49,7 +49,7 @@ func TestWideIndex(t *testing.T) {
 			require.Equal(t, want, got, "milli=%d", m)
 		}
 	}
-	for step := range 3000 {
+	for step := range testkit.Steps(t, 3000) {
 		s = randomStep(t, rng, tr, s, &live, &next, step)
 		check()
 	}
