@@ -3,7 +3,6 @@ package defrag
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/blinksched/blink/placement"
@@ -51,25 +50,28 @@ type Planner struct {
 
 	hpos      int
 	truncated bool
-	most      int64               // GPUs the MaxMoves largest movable jobs hold
-	mostAll   int64               // GPUs all the movable jobs hold
-	extras    []topology.HostMask // nominated GPUs the request may take (extras.go)
-	extraSum  []int64             // prefix sums of their counts
-	short     bool                // a domain was left out for missing more than that
-	idx       freeIndex
-	prefix    []int
-	pick      []int
-	lbWhole   int64
-	baseCap   int64
-	topUB     []int64 // topUB[j]: the j largest podUB of the candidates, summed
-	ubBuf     []int64
-	jobsBuf   []topology.JobID
-	entries   []uint64 // packed job pods (packJobPod)
-	hjobs     []topology.JobID
-	goneBuf   []topology.JobID
-	moveGone  []topology.JobID
-	hostPods  []topology.HostPod
-	mergeBuf  []hostGPUs
+	most      int64 // GPUs the MaxMoves largest movable jobs hold
+	mostAll   int64 // GPUs all the movable jobs hold
+	// extras are the GPUs nominated for jobs the request may displace: not
+	// free, yet placement may give them to the request, so every bound that
+	// counts free GPUs (the targets' keys, the GPUs a target misses, its pod
+	// capacity) adds them, and stays a bound when nominations exist.
+	extras   topology.Admitted
+	short    bool // a domain was left out for missing more than that
+	idx      freeIndex
+	prefix   []int
+	pick     []int
+	lbWhole  int64
+	baseCap  int64
+	topUB    []int64 // topUB[j]: the j largest podUB of the candidates, summed
+	ubBuf    []int64
+	jobsBuf  []topology.JobID
+	entries  []uint64 // packed job pods (packJobPod)
+	hjobs    []topology.JobID
+	goneBuf  []topology.JobID
+	moveGone []topology.JobID
+	hostPods []topology.HostPod
+	mergeBuf []hostGPUs
 
 	levelMax  []int64
 	levelTree *topology.Tree
@@ -344,11 +346,7 @@ func (p *Planner) levelSizes() {
 // nominated for jobs it may displace.
 func (p *Planner) summarise(r *placement.Request) {
 	info := topology.Job{Priority: r.Priority, HasEnd: r.HasEnd, End: r.End}
-	p.extras = p.s.AppendAdmitted(p.extras[:0], r.Job, &info)
-	p.extraSum = append(p.extraSum[:0], 0)
-	for _, e := range p.extras {
-		p.extraSum = append(p.extraSum, p.extraSum[len(p.extraSum)-1]+int64(bits.OnesCount64(e.Mask)))
-	}
+	p.extras.Collect(p.s, r.Job, &info)
 	var n needs
 	for _, set := range r.Sets {
 		switch {

@@ -246,7 +246,7 @@ func (p *Planner) targetBounds() {
 	} else {
 		free = int64(s.Free(tg.scope))
 	}
-	p.lbWhole = p.need.whole - free - p.extraGPUs(tg.hlo, tg.hhi)
+	p.lbWhole = p.need.whole - free - p.extras.GPUs(tg.hlo, tg.hhi)
 	p.baseCap = p.podCap(tg.scope, tg.host)
 }
 
@@ -262,10 +262,10 @@ func (p *Planner) podCap(d topology.DomainID, h topology.HostID) int64 {
 		if !p.modelOK(h) {
 			return 0
 		}
-		return int64(s.HostFree(h)/g) + p.extraPods(h, h+1, g)
+		return int64(s.HostFree(h)/g) + p.extras.Pods(h, h+1, g)
 	}
 	lo, hi := p.t.Hosts(d)
-	n := p.extraPods(lo, hi, g)
+	n := p.extras.Pods(lo, hi, g)
 	if len(p.r.Models) == 0 {
 		return n + int64(s.PodCapacity(d, g))
 	}

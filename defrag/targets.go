@@ -26,7 +26,7 @@ func (p *Planner) selectTargets(l topology.Level) {
 		p.idx.update(p.s)
 		groups := p.idx.groups(p.s, l)
 		for _, g := range groups {
-			if p.full() && max(p.need.whole-g.bound-p.extraGPUs(t.Hosts(g.d)), 0) >= p.heap[0].key {
+			if p.full() && max(p.need.whole-g.bound-p.extras.GPUs(t.Hosts(g.d)), 0) >= p.heap[0].key {
 				p.truncated = true // no domain in it beats the targets held
 				continue
 			}
@@ -54,8 +54,8 @@ func (p *Planner) scanDomains(lo, hi topology.DomainID) {
 	for i, f := range free {
 		d := lo + topology.DomainID(i)
 		usable := int64(f)
-		if len(p.extras) > 0 {
-			usable += p.extraGPUs(t.Hosts(d))
+		if !p.extras.Empty() {
+			usable += p.extras.GPUs(t.Hosts(d))
 		}
 		var key int64
 		if p.need.frac > 0 {
@@ -83,7 +83,7 @@ func (p *Planner) scanHosts(lo, hi topology.HostID) {
 	s, t := p.s, p.t
 	need := p.need.whole*topology.FullGPU + p.need.frac
 	for h := lo; h < hi; h++ {
-		usable := int64(s.HostFree(h)) + p.extraGPUs(h, h+1)
+		usable := int64(s.HostFree(h)) + p.extras.GPUs(h, h+1)
 		var key int64
 		if p.need.frac > 0 {
 			key = p.missing(usable, p.hostShared(h))

@@ -26,7 +26,7 @@ func (v *Solver) hostOK(h topology.HostID) bool {
 		if o := v.ovAt(h); o >= 0 && v.ov[o].others || o < 0 && s.HostHasPods(h) {
 			return false
 		}
-		if s.HostNominatedMask(h)&^v.extraMask(h) != 0 {
+		if s.HostNominatedMask(h)&^v.extra.Mask(h) != 0 {
 			return false
 		}
 	}
@@ -38,7 +38,7 @@ func (v *Solver) hostOK(h topology.HostID) bool {
 func (v *Solver) baseMask(h topology.HostID) uint64 {
 	s := v.s
 	m := s.HostFreeMask(h)
-	if x := v.extraMask(h); x != 0 {
+	if x := v.extra.Mask(h); x != 0 {
 		m |= x & s.HostUnusedMask(h) &^ s.HostFailedMask(h)
 	}
 	return m
@@ -53,7 +53,7 @@ func (v *Solver) shareMask(h topology.HostID) uint64 {
 	if n == 64 {
 		all = ^uint64(0)
 	}
-	return all &^ s.HostFailedMask(h) &^ (s.HostNominatedMask(h) &^ v.extraMask(h))
+	return all &^ s.HostFailedMask(h) &^ (s.HostNominatedMask(h) &^ v.extra.Mask(h))
 }
 
 // hostCap is how many pods of the current set host h can still take.
@@ -123,7 +123,7 @@ func (v *Solver) upper(d topology.DomainID) int64 {
 	}
 	s, t := v.s, v.t
 	hlo, hhi := t.Hosts(d)
-	extra := v.extraGPUs(hlo, hhi)
+	extra := v.extra.GPUs(hlo, hhi)
 	gainGPUs, gainMilli := v.relGain(hlo, hhi)
 	extra += gainGPUs
 	if set.Milli > 0 {
@@ -264,7 +264,7 @@ func (v *Solver) setCurrent(si int) {
 		}
 	}
 	v.plain = set.GPUs > 0 && set.Milli == 0 && set.CPUMilli == 0 && set.MemoryMiB == 0 &&
-		(r.Eligible == nil || v.rx != nil && len(v.rel) == 0) && !r.Exclusive && len(v.extra) == 0
+		(r.Eligible == nil || v.rx != nil && len(v.rel) == 0) && !r.Exclusive && v.extra.Empty()
 	v.exact = v.plain && len(v.ov) == 0 && len(v.rel) == 0
 }
 

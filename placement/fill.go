@@ -284,7 +284,7 @@ func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (
 	// Domains ordered by the histograms alone (whole-GPU pods, no nominated
 	// or released GPUs in play: capacity is histCap, exact or a bound) are
 	// compared in one tight pass, or read from the root index.
-	if v.sliceS == 1 && v.r.Policy == BestFit && len(v.extra) == 0 && len(v.rel) == 0 && v.set.GPUs > 0 && v.set.Milli == 0 {
+	if v.sliceS == 1 && v.r.Policy == BestFit && v.extra.Empty() && len(v.rel) == 0 && v.set.GPUs > 0 && v.set.Milli == 0 {
 		switch {
 		case cl == v.hl:
 			if v.exact {
@@ -302,7 +302,7 @@ func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (
 	// One fractional pod at a wide root: the same choice as the scan below
 	// (capacities are upper's bounds, no early stop), from the root index.
 	if d == 0 && need == 1 && v.set.Milli > 0 && cl != v.hl && hi-lo > wideFanout && v.anyModel &&
-		v.sliceS == 1 && v.r.Policy == BestFit && len(v.extra) == 0 && len(v.rel) == 0 {
+		v.sliceS == 1 && v.r.Policy == BestFit && v.extra.Empty() && len(v.rel) == 0 {
 		return v.wideBest()
 	}
 	if v.plainFrac() {

@@ -20,7 +20,7 @@ import "github.com/blinksched/blink/topology"
 func (v *Solver) plainFrac() bool {
 	set := v.set
 	return set.Milli > 0 && set.CPUMilli == 0 && set.MemoryMiB == 0 && v.r.Policy == BestFit && v.sliceS == 1 &&
-		v.anyModel && len(v.extra) == 0 && len(v.rel) == 0 && !v.legacy
+		v.anyModel && v.extra.Empty() && len(v.rel) == 0 && !v.legacy
 }
 
 // bestDomainFrac is bestScan over domains [lo, hi) for a plain fractional

@@ -14,7 +14,7 @@ func (v *Solver) usesProfile(need int64) bool {
 	p := v.prof
 	return p != nil && p.t == v.t && need == 1 && len(v.r.Sets) == 1 && v.set.Pods == 1 &&
 		v.r.Policy == BestFit && v.sliceS == 1 && !v.r.Exclusive &&
-		len(v.extra) == 0 && len(v.rel) == 0 && len(v.ov) == 0
+		v.extra.Empty() && len(v.rel) == 0 && len(v.ov) == 0
 }
 
 // profHost returns the host of [lo, hi) the profile's rule chooses for the

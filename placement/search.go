@@ -33,7 +33,7 @@ func (v *Solver) rejectFast() bool {
 		}
 	}
 	gain, _ := v.relGain(0, topology.HostID(v.t.NumHosts()))
-	if have += v.extraGPUs(0, topology.HostID(v.t.NumHosts())) + gain; need > have {
+	if have += v.extra.GPUs(0, topology.HostID(v.t.NumHosts())) + gain; need > have {
 		v.reason = Reason{Code: NotEnoughGPUs, Have: have, Need: need}
 		return false
 	}
@@ -138,7 +138,7 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 func (v *Solver) requiredFast(need int64) (int32, bool) {
 	r, set := v.r, v.set
 	if len(r.Sets) != 1 || r.Required >= v.hl || !v.exact || v.sliceS != 1 || r.Policy != BestFit ||
-		len(v.extra) != 0 || len(v.rel) != 0 || set.GPUs == 0 || set.Milli != 0 || v.legacy {
+		!v.extra.Empty() || len(v.rel) != 0 || set.GPUs == 0 || set.Milli != 0 || v.legacy {
 		return -1, false
 	}
 	lo, hi := v.t.Descendants(v.scope, r.Required)

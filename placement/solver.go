@@ -33,7 +33,7 @@ type Solver struct {
 	perB             [topology.PartialBuckets]int64  // fractional sets: pods a GPU of each partial bucket takes at most
 	perKFor, perBFor int32                           // the GPUs and milli perK and perB are for (0: none)
 
-	extra []topology.HostMask // GPUs nominated for others that this gang may take
+	extra topology.Admitted // GPUs nominated for others that this gang may take
 
 	// host overlay: what this attempt has taken so far
 	ovIdx   []int32
@@ -56,8 +56,7 @@ type Solver struct {
 	last      bool   // the current set is the last placed: it needs no overlay
 	order     []int  // pod sets in placement order (setOrder)
 	order2    []int
-	offs      []int   // first rank of each pod set
-	extraSum  []int64 // prefix sums of popcount over extra
+	offs      []int // first rank of each pod set
 	ex        exSearch
 	wide      []*wideMin   // by GPUs per pod
 	wideRx    []*wideMin   // the same for restricted requests
@@ -169,7 +168,7 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 	v.known = knownCap{idx: -1}
 	v.profAt, v.profGPU = -1, -1
 	v.setModels()
-	v.collectExtra()
+	v.extra.Collect(s, r.Job, &v.info) // the nominated GPUs this gang may take
 	v.setOrder()
 }
 
@@ -210,65 +209,6 @@ func (v *Solver) setModels() {
 		}
 		v.anyModel = all
 	}
-}
-
-// collectExtra lists, per host, the nominated GPUs this gang may take, sorted
-// by host: each nomination's GPUs are ascending, so they are grouped by host
-// in one pass; entries of several nominations on one host are merged.
-// O(nominated GPUs · log).
-func (v *Solver) collectExtra() {
-	v.extra = v.extra[:0]
-	if v.s.NumNominations() == 0 {
-		return
-	}
-	v.extra = v.s.AppendAdmitted(v.extra, v.r.Job, &v.info)
-	v.extraSum = append(v.extraSum[:0], 0)
-	for _, e := range v.extra {
-		v.extraSum = append(v.extraSum, v.extraSum[len(v.extraSum)-1]+int64(popcount(e.Mask)))
-	}
-}
-
-// extraMask returns the takeable nominated GPUs of host h.
-func (v *Solver) extraMask(h topology.HostID) uint64 {
-	if len(v.extra) == 0 {
-		return 0
-	}
-	lo, hi := 0, len(v.extra)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if v.extra[m].Host < h {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo < len(v.extra) && v.extra[lo].Host == h {
-		return v.extra[lo].Mask
-	}
-	return 0
-}
-
-// extraGPUs counts takeable nominated GPUs on hosts [lo, hi): two binary
-// searches over the prefix sums collectExtra leaves.
-func (v *Solver) extraGPUs(lo, hi topology.HostID) int64 {
-	if len(v.extra) == 0 {
-		return 0
-	}
-	return v.extraSum[v.extraBelow(hi)] - v.extraSum[v.extraBelow(lo)]
-}
-
-// extraBelow is the number of extra entries on hosts below h.
-func (v *Solver) extraBelow(h topology.HostID) int {
-	lo, hi := 0, len(v.extra)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if v.extra[m].Host < h {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
 }
 
 func (v *Solver) writePlan(plan *Plan, d topology.DomainID) {

@@ -3,7 +3,6 @@ package preempt
 import (
 	"fmt"
 	"math/bits"
-	"slices"
 
 	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
@@ -82,8 +81,7 @@ type Planner struct {
 	modelOK    []bool
 	anyModel   bool
 	eligible   []uint64
-	extras     []topology.HostMask
-	extraSum   []int64 // prefix sums of extra GPUs
+	extras     topology.Admitted // nominated GPUs the request may take
 
 	mode      int
 	below     int32 // modeBelow's priority edge
@@ -315,44 +313,16 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 	p.slotOK = p.slotAllowed()
 }
 
-// collectExtras lists, per host, the nominated GPUs the request may take
-// (the topology package's nomination rule), with prefix sums of their counts.
+// collectExtras collects the nominated GPUs the request may take (the
+// topology package's nomination rule).
 func (p *Planner) collectExtras() {
-	p.extras = p.extras[:0]
-	if s := p.s; s.NumNominations() > 0 {
-		r := p.r
-		info := topology.Job{Priority: r.Priority, HasEnd: r.HasEnd, End: r.End}
-		p.extras = s.AppendAdmitted(p.extras, r.Job, &info)
-	}
-	p.extraSum = append(p.extraSum[:0], 0)
-	for _, e := range p.extras {
-		p.extraSum = append(p.extraSum, p.extraSum[len(p.extraSum)-1]+int64(popcount(e.Mask)))
-	}
-}
-
-// extraMask is host h's GPUs nominated for jobs the request may displace.
-func (p *Planner) extraMask(h topology.HostID) uint64 {
-	if len(p.extras) == 0 {
-		return 0
-	}
-	i, ok := slices.BinarySearchFunc(p.extras, h, func(e topology.HostMask, h topology.HostID) int { return int(e.Host - h) })
-	if !ok {
-		return 0
-	}
-	return p.extras[i].Mask
+	r := p.r
+	info := topology.Job{Priority: r.Priority, HasEnd: r.HasEnd, End: r.End}
+	p.extras.Collect(p.s, r.Job, &info)
 }
 
 // extraIn counts the GPUs of d nominated for jobs the request may displace.
-func (p *Planner) extraIn(d topology.DomainID) int64 {
-	if len(p.extras) == 0 {
-		return 0
-	}
-	lo, hi := p.t.Hosts(d)
-	cmp := func(e topology.HostMask, h topology.HostID) int { return int(e.Host - h) }
-	a, _ := slices.BinarySearchFunc(p.extras, lo, cmp)
-	b, _ := slices.BinarySearchFunc(p.extras, hi, cmp)
-	return p.extraSum[b] - p.extraSum[a]
-}
+func (p *Planner) extraIn(d topology.DomainID) int64 { return p.extras.GPUs(p.t.Hosts(d)) }
 
 // hostReq is the request restricted to host h (its eligible hosts, if any,
 // intersected with h), for placement calls of one-host scopes.

@@ -176,7 +176,9 @@ func (a slotJob) better(b slotJob) bool {
 func (p *Planner) slotKey(d topology.DomainID, lb Cost) (Cost, bool) {
 	x := &p.slots
 	g := p.sets[0].gpus
-	delta := p.sets[0].pods - int64(p.s.PodCapacity(d, int(g))) - p.extraSlots(d, g)
+	lo, hi := p.t.Hosts(d)
+	// Nominated GPUs the request may take add ⌈e/g⌉ pods on a host with e.
+	delta := p.sets[0].pods - int64(p.s.PodCapacity(d, int(g))) - p.extras.Pods(lo, hi, int(g))
 	if delta <= 0 {
 		return lb, true
 	}
@@ -242,23 +244,6 @@ func (x *slotSummary) leastMilli(k int, sMin int64) (int64, bool) {
 		sum += v
 	}
 	return sum, true
-}
-
-// extraSlots bounds the pods of g GPUs that the GPUs of d nominated for jobs
-// the request may displace add: ⌈e/g⌉ per host with e of them.
-func (p *Planner) extraSlots(d topology.DomainID, g int64) int64 {
-	if len(p.extras) == 0 {
-		return 0
-	}
-	lo, hi := p.t.Hosts(d)
-	cmp := func(e topology.HostMask, h topology.HostID) int { return int(e.Host - h) }
-	a, _ := slices.BinarySearchFunc(p.extras, lo, cmp)
-	b, _ := slices.BinarySearchFunc(p.extras, hi, cmp)
-	n := int64(0)
-	for _, e := range p.extras[a:b] {
-		n += (int64(popcount(e.Mask)) + g - 1) / g
-	}
-	return n
 }
 
 // lowestPrio is the lower edge of the lowest priority bucket with

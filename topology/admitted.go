@@ -1,6 +1,9 @@
 package topology
 
-import "slices"
+import (
+	"math/bits"
+	"slices"
+)
 
 // HostMask is some of one host's GPUs: bit i is the host's i-th GPU.
 type HostMask struct {
@@ -42,4 +45,74 @@ func (s *State) AppendAdmitted(dst []HostMask, id JobID, info *Job) []HostMask {
 		k++
 	}
 	return dst[:n0+k]
+}
+
+// Admitted is AppendAdmitted's answer for one job, with the range counts
+// planners ask of it: how many of those GPUs a host range holds, and how
+// many pods of g GPUs they can add to a capacity counted from free GPUs.
+// Collect fills it, reusing its buffers; the zero value is empty.
+type Admitted struct {
+	hosts []HostMask // hosts ascending
+	sum   []int64    // sum[i]: the GPUs of hosts[:i]
+}
+
+// Collect sets a to the GPUs job id with attributes info may take although
+// they are nominated (AppendAdmitted).
+func (a *Admitted) Collect(s *State, id JobID, info *Job) {
+	a.hosts, a.sum = a.hosts[:0], a.sum[:0]
+	if s.NumNominations() == 0 {
+		return
+	}
+	a.hosts = s.AppendAdmitted(a.hosts, id, info)
+	a.sum = append(a.sum, 0)
+	for _, e := range a.hosts {
+		a.sum = append(a.sum, a.sum[len(a.sum)-1]+int64(bits.OnesCount64(e.Mask)))
+	}
+}
+
+// Empty reports whether there are no such GPUs.
+func (a *Admitted) Empty() bool { return len(a.hosts) == 0 }
+
+// span returns the positions [i, j) of hosts [lo, hi).
+func (a *Admitted) span(lo, hi HostID) (i, j int) {
+	cmp := func(e HostMask, h HostID) int { return int(e.Host - h) }
+	i, _ = slices.BinarySearchFunc(a.hosts, lo, cmp)
+	j, _ = slices.BinarySearchFunc(a.hosts, hi, cmp)
+	return i, j
+}
+
+// Mask returns host h's GPUs among them (bit i: the host's i-th GPU).
+// O(log hosts).
+func (a *Admitted) Mask(h HostID) uint64 {
+	if a.Empty() {
+		return 0
+	}
+	if i, j := a.span(h, h+1); i < j {
+		return a.hosts[i].Mask
+	}
+	return 0
+}
+
+// GPUs counts them on hosts [lo, hi). O(log hosts).
+func (a *Admitted) GPUs(lo, hi HostID) int64 {
+	if a.Empty() {
+		return 0
+	}
+	i, j := a.span(lo, hi)
+	return a.sum[j] - a.sum[i]
+}
+
+// Pods bounds the pods of g GPUs they add on hosts [lo, hi) to a capacity
+// counted from free GPUs: ⌈e/g⌉ on a host with e of them (⌊(f+e)/g⌋ −
+// ⌊f/g⌋ ≤ ⌈e/g⌉ for any f). O(log hosts + hosts with some in the range).
+func (a *Admitted) Pods(lo, hi HostID, g int) int64 {
+	if a.Empty() {
+		return 0
+	}
+	i, j := a.span(lo, hi)
+	var n int64
+	for _, e := range a.hosts[i:j] {
+		n += int64((bits.OnesCount64(e.Mask) + g - 1) / g)
+	}
+	return n
 }

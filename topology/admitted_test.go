@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"math/bits"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,7 +10,7 @@ import (
 // TestAppendAdmitted: a job may take the GPUs of its own nomination, of
 // lower-priority ones and of those whose ready time it ends by; they come
 // one entry per host, hosts ascending, two nominations on a host merged,
-// after what dst held.
+// after what dst held; and Admitted answers range counts over them.
 func TestAppendAdmitted(t *testing.T) {
 	tree, err := BuildShape(Shape{Levels: []string{"rack"}, FanOut: []int{2, 3}, GPUsPerHost: 4})
 	require.NoError(t, err)
@@ -42,4 +43,39 @@ func TestAppendAdmitted(t *testing.T) {
 		got := s.AppendAdmitted(seed, c.id, &c.info)
 		require.Equal(t, append([]HostMask{{Host: 99, Mask: 1}}, c.want...), got, c.name)
 	}
+
+	// Admitted answers range queries over the same lists: compare with sums
+	// over AppendAdmitted's entries, for every host range.
+	var a Admitted
+	for _, c := range cases {
+		a.Collect(s, c.id, &c.info)
+		require.Equal(t, len(c.want) == 0, a.Empty(), c.name)
+		n := HostID(tree.NumHosts())
+		for lo := HostID(0); lo <= n; lo++ {
+			for hi := lo; hi <= n; hi++ {
+				var gpus, pods2 int64
+				for _, e := range c.want {
+					if e.Host >= lo && e.Host < hi {
+						gpus += int64(bits.OnesCount64(e.Mask))
+						pods2 += int64((bits.OnesCount64(e.Mask) + 1) / 2)
+					}
+				}
+				require.Equal(t, gpus, a.GPUs(lo, hi), "%s: GPUs of hosts [%d, %d)", c.name, lo, hi)
+				require.Equal(t, gpus, a.Pods(lo, hi, 1), "%s: pods of 1 GPU on hosts [%d, %d)", c.name, lo, hi)
+				require.Equal(t, pods2, a.Pods(lo, hi, 2), "%s: pods of 2 GPUs on hosts [%d, %d)", c.name, lo, hi)
+			}
+			if lo < n {
+				var want uint64
+				for _, e := range c.want {
+					if e.Host == lo {
+						want = e.Mask
+					}
+				}
+				require.Equal(t, want, a.Mask(lo), "%s: host %d", c.name, lo)
+			}
+		}
+	}
+	var empty Admitted
+	require.True(t, empty.Empty())
+	require.Zero(t, empty.GPUs(0, 6))
 }
