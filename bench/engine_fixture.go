@@ -136,12 +136,31 @@ func engineFixture(gpus string, pending int, spares bool, seed uint64, edit func
 	if err != nil {
 		return nil, err
 	}
+	cfg := EngineConfig(s.Tree(), spares)
+	if edit != nil {
+		edit(&cfg)
+	}
+	return EngineOver(s, PendingSpecs(s.Tree(), pending, seed), cfg)
+}
+
+// PendingSpecs draws n jobs of PendingMix (PendingSpec) from seed: the queue
+// of EngineFixture.
+func PendingSpecs(t *topology.Tree, n int, seed uint64) []blink.JobSpec {
 	rng := rand.New(rand.NewPCG(seed, 0x656e67696e65))
-	specs := make([]blink.JobSpec, pending)
-	pods := 0
+	specs := make([]blink.JobSpec, n)
 	for i := range specs {
-		specs[i] = PendingSpec(s.Tree(), rng)
-		for _, set := range specs[i].Sets {
+		specs[i] = PendingSpec(t, rng)
+	}
+	return specs
+}
+
+// EngineOver returns an Engine with config cfg over a clone of s, its jobs
+// adopted as running, and specs submitted at time 0; the clone has room for
+// every pending pod (topology.State.Grow). The caller owns it.
+func EngineOver(s *topology.State, specs []blink.JobSpec, cfg blink.Config) (*blink.Engine, error) {
+	pods := 0
+	for _, spec := range specs {
+		for _, set := range spec.Sets {
 			pods += int(set.Pods)
 		}
 	}
@@ -149,11 +168,7 @@ func engineFixture(gpus string, pending int, spares bool, seed uint64, edit func
 	// State's have no room: without Grow the first cycle would pay for
 	// growing them.
 	st := s.Clone()
-	st.Grow(pods, pending)
-	cfg := EngineConfig(s.Tree(), spares)
-	if edit != nil {
-		edit(&cfg)
-	}
+	st.Grow(pods, len(specs))
 	e, err := blink.New(st, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("bench: engine fixture: %w", err)
