@@ -2,7 +2,6 @@ package preempt
 
 import (
 	"fmt"
-	"math/bits"
 
 	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
@@ -385,5 +384,3 @@ func (p *Planner) costOf(v []topology.JobID) Cost {
 	}
 	return c
 }
-
-func popcount(m uint64) int { return bits.OnesCount64(m) }
