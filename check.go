@@ -31,7 +31,7 @@ func (e *Engine) Check() error {
 		}
 		onFree[f] = true
 	}
-	pending := 0
+	pending, evicting := 0, 0
 	for i := range e.jobs {
 		j := &e.jobs[i]
 		id := topology.JobID(i)
@@ -51,6 +51,9 @@ func (e *Engine) Check() error {
 		if j.state == stPending {
 			pending++
 		}
+		if j.state == stEvicting {
+			evicting++
+		}
 		if j.state.inState() {
 			info, _ := e.s.JobInfo(id)
 			if info.Priority != j.spec.Priority || info.Preemptible != j.spec.Preemptible {
@@ -63,6 +66,14 @@ func (e *Engine) Check() error {
 	}
 	if len(e.free)+e.liveJobs() != len(e.jobs) {
 		return fmt.Errorf("blink: %d free slots and %d live jobs for %d slots", len(e.free), e.liveJobs(), len(e.jobs))
+	}
+	if evicting != len(e.evicting) {
+		return fmt.Errorf("blink: %d jobs evicting, %d listed", evicting, len(e.evicting))
+	}
+	for _, slot := range e.evicting {
+		if e.jobs[slot].state != stEvicting {
+			return fmt.Errorf("blink: slot %d listed as evicting is %v", slot, e.jobs[slot].state.status())
+		}
 	}
 	if pending != len(e.queue) {
 		return fmt.Errorf("blink: %d pending jobs, %d in the queue", pending, len(e.queue))

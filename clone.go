@@ -15,7 +15,7 @@ import (
 // writes them after Submit. For what-if runs, tests and benchmarks. O(GPUs +
 // jobs + pods).
 func (e *Engine) Clone() *Engine {
-	c := &Engine{cfg: e.cfg, s: e.s.Clone(), t: e.t, now: e.now, seq: e.seq,
+	c := &Engine{cfg: e.cfg, s: e.s.Clone(), t: e.t, now: e.now, seq: e.seq, evicting: slices.Clone(e.evicting),
 		free: slices.Clone(e.free), queue: slices.Clone(e.queue),
 		faulted: slices.Clone(e.faulted), requeued: slices.Clone(e.requeued),
 		nominees: slices.Clone(e.nominees), applyFailures: e.applyFailures}

@@ -382,7 +382,7 @@ func (e *Engine) bind(slot int32, plan *placement.Plan) bool {
 	if j.nom != nomNone {
 		e.dropNominee(slot) // AddJob released the nomination
 	}
-	j.state = stAssumed
+	e.setState(slot, stAssumed)
 	j.inQueue = false
 	j.domain = plan.Domain
 	j.started = e.now

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/bits-and-blooms/bitset"
 	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
 )
@@ -24,9 +25,10 @@ type Engine struct {
 	now int64 // the latest time seen; earlier values passed in count as now
 	seq uint64
 
-	jobs  []job
-	free  []int32 // free slots, reused last-in first-out
-	queue []int32 // pending slots by (priority desc, submit time, submission order)
+	jobs     []job
+	evicting []int32 // slots in stEvicting, unordered (setState keeps it)
+	free     []int32 // free slots, reused last-in first-out
+	queue    []int32 // pending slots by (priority desc, submit time, submission order)
 
 	timers   [nTimers]timerQueue
 	faulted  []slotRef // running jobs to repair at the next cycle
@@ -58,6 +60,7 @@ type Engine struct {
 	rs      repairScratch
 	gpuList []topology.GPUID
 	cands   []resCand
+	evHosts bitset.BitSet // scratch: hosts of a domain holding evicted victims (markEvicting)
 }
 
 type slotRef struct {
@@ -119,7 +122,7 @@ func (e *Engine) adopt(slot int32) {
 	}
 	j := &e.jobs[slot]
 	j.spec = spec
-	j.state = stRunning
+	e.setState(slot, stRunning)
 	j.seq = e.seq
 	e.seq++
 	j.forJob = -1
@@ -261,6 +264,7 @@ func (e *Engine) release(slot int32) {
 		e.dequeue(slot)
 	}
 	e.leaveState(slot)
+	e.setState(slot, stFree)
 	buf := j.minReq
 	gen := j.gen + 1 // wraps after 2^32 reuses of one slot
 	*j = job{gen: gen, minReq: buf[:0], forJob: -1}
@@ -310,7 +314,7 @@ func (e *Engine) dequeue(slot int32) {
 func (e *Engine) requeue(slot int32) {
 	e.leaveState(slot)
 	j := &e.jobs[slot]
-	j.state = stPending
+	e.setState(slot, stPending)
 	j.faulted = false
 	j.oldPods = j.oldPods[:0]
 	if !j.inQueue {

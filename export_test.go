@@ -3,6 +3,8 @@ package blink
 import (
 	"fmt"
 	"strings"
+
+	"github.com/blinksched/blink/topology"
 )
 
 // Fingerprint renders every field of the engine's own state that a report
@@ -23,4 +25,29 @@ func (e *Engine) Fingerprint() string {
 	}
 	fmt.Fprintf(&b, "spares %v %v %v %v\n", e.sp.isSpare, e.sp.count, e.sp.dirty, e.sp.isDirty)
 	return b.String()
+}
+
+// ReadyAgrees checks the reservation's shortcut: in every domain of every
+// level, laterReady (which reads a host's jobs only when some job may end)
+// equals hostReady on every healthy host where a pod holds a usable GPU —
+// the hosts hostCands asks it about.
+func (e *Engine) ReadyAgrees() error {
+	ends := e.endsKnown()
+	for l := range e.t.HostLevel() {
+		dlo, dhi := e.t.LevelDomains(l)
+		for d := dlo; d < dhi; d++ {
+			lo, hi := e.t.Hosts(d)
+			e.markEvicting(lo, hi)
+			for h := lo; h < hi; h++ {
+				usable := hostMask(e.t.HostGPUCount(h)) &^ e.s.HostFailedMask(h) &^ e.s.HostNominatedMask(h)
+				if e.s.HostHealth(h) != topology.Healthy || usable&^e.s.HostFreeMask(h) == 0 {
+					continue
+				}
+				if got, want := e.laterReady(h, lo, ends), e.hostReady(h); got != want {
+					return fmt.Errorf("host %d in domain %d: ready at %d, its jobs say %d", h, d, got, want)
+				}
+			}
+		}
+	}
+	return nil
 }

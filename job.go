@@ -3,6 +3,7 @@ package blink
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
@@ -121,6 +122,20 @@ const (
 	stEvicting // a victim still in the State
 	stReleased // a victim already released from the State (repair victims)
 )
+
+// setState moves job slot to state st, keeping the list of evicting jobs.
+func (e *Engine) setState(slot int32, st jobState) {
+	j := &e.jobs[slot]
+	switch {
+	case j.state == stEvicting && st != stEvicting:
+		i := slices.Index(e.evicting, slot)
+		e.evicting[i] = e.evicting[len(e.evicting)-1]
+		e.evicting = e.evicting[:len(e.evicting)-1]
+	case st == stEvicting && j.state != stEvicting:
+		e.evicting = append(e.evicting, slot)
+	}
+	j.state = st
+}
 
 // inState reports whether a job in state st has pods in the State.
 func (st jobState) inState() bool { return st >= stAssumed && st <= stEvicting }

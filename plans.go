@@ -60,7 +60,7 @@ func (e *Engine) tryPreempt(slot int32) bool {
 	rs.ids = rs.ids[:0]
 	for _, v := range e.ids {
 		vj := &e.jobs[v]
-		vj.state = stEvicting
+		e.setState(int32(v), stEvicting)
 		vj.forJob, vj.forGen = slot, j.gen
 		e.setDeadline(int32(v), tEvict, e.cfg.EvictTimeout)
 		rs.ids = append(rs.ids, e.id(int32(v)))
@@ -208,7 +208,7 @@ func (e *Engine) tryDefrag(slot int32) bool {
 		}
 		k++
 		mj.oldPods = append(mj.oldPods[:0], old[start:end]...)
-		mj.state = stMoving
+		e.setState(int32(m.Job), stMoving)
 		mj.forJob, mj.forGen = slot, j.gen
 		e.setDeadline(int32(m.Job), tMove, e.cfg.MoveTimeout)
 		if j.nom == nomDefrag { // else every GPU of the plan was nominated already, for jobs it may displace

@@ -35,22 +35,26 @@ func TestRandomLoops(t *testing.T) {
 	steps := int(envInt(t, "BLINK_STEPS", 10000))
 	seed := envInt(t, "BLINK_SEED", 1)
 	t.Logf("BLINK_SEED=%d BLINK_STEPS=%d", seed, steps)
-	configs := []struct {
-		name   string
-		spares bool
-		plans  bool
-	}{{"plain", false, false}, {"spares+planners", true, true}}
+	configs := []loopConfig{{name: "plain"}, {name: "spares+planners", spares: true, plans: true},
+		{name: "planners/no-ends", plans: true, noEnds: true}}
 	for i, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
 			n := steps / len(configs)
-			a := runLoop(t, seed+uint64(i), n, c.spares, c.plans)
-			b := runLoop(t, seed+uint64(i), n, c.spares, c.plans)
+			a := runLoop(t, seed+uint64(i), n, c)
+			b := runLoop(t, seed+uint64(i), n, c)
 			if !bytes.Equal(a.digest, b.digest) {
 				t.Fatalf("seed %d: two runs of the same calls gave different decisions", seed+uint64(i))
 			}
 			t.Logf("%s", a.stats)
 		})
 	}
+}
+
+// loopConfig: spares adds a spare policy and a default run time, plans the
+// test planners; with noEnds no job gives a run time.
+type loopConfig struct {
+	name                  string
+	spares, plans, noEnds bool
 }
 
 type loopResult struct {
@@ -67,23 +71,27 @@ type loop struct {
 	todo []blink.JobID // jobs decisions asked to act on
 	hash []byte
 	n    map[string]int
+	c    loopConfig
 }
 
-func runLoop(t *testing.T, seed uint64, steps int, spares, plans bool) loopResult {
+func runLoop(t *testing.T, seed uint64, steps int, c loopConfig) loopResult {
 	sh := topology.Shape{Levels: []string{"su", "rack"}, FanOut: []int{2, 3, 4}, GPUsPerHost: 4}
 	cfg := blink.Config{BindTimeout: 20, EvictTimeout: 30, MoveTimeout: 40, ReservationTimeout: 100, MaxMoves: 2}
-	if spares {
+	if c.spares {
 		cfg.Spares = []blink.SparePolicy{{Level: 2, Hosts: 1}}
 		cfg.DefaultRunTime = 50
 	}
-	if plans {
+	if c.plans {
 		cfg.Preempter = &greedyPreempter{}
 		cfg.Defragmenter = &oneMoveDefragmenter{}
 	}
-	l := &loop{t: t, rng: rand.New(rand.NewPCG(seed, 42)), h: newHarness(t, sh, cfg), n: map[string]int{}}
+	l := &loop{t: t, rng: rand.New(rand.NewPCG(seed, 42)), h: newHarness(t, sh, cfg), n: map[string]int{}, c: c}
 	for step := range steps {
 		l.step(step)
 		if err := l.h.e.Check(); err != nil {
+			t.Fatalf("seed %d step %d: %v", seed, step, err)
+		}
+		if err := l.h.e.ReadyAgrees(); err != nil {
 			t.Fatalf("seed %d step %d: %v", seed, step, err)
 		}
 	}
@@ -142,7 +150,7 @@ func (l *loop) spec() blink.JobSpec {
 	s.Priority = int32(r.IntN(4))
 	s.Preemptible = r.IntN(2) == 0
 	s.Movable = r.IntN(2) == 0
-	if r.IntN(3) == 0 {
+	if r.IntN(3) == 0 && !l.c.noEnds {
 		s.RunTime = int64(5 + r.IntN(60))
 	}
 	return s

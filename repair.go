@@ -387,7 +387,7 @@ func (e *Engine) repaired(slot int32, src RepairSource) {
 		e.leaveState(slot)
 		j.oldPods = j.oldPods[:0]
 	}
-	j.state = stRepairing
+	e.setState(slot, stRepairing)
 	e.setDeadline(slot, tBind, e.cfg.BindTimeout)
 	if !j.spec.Preemptible {
 		e.sp.taken(e, rs.repl) // the other pods stay where they were
@@ -405,12 +405,12 @@ func (e *Engine) releaseVictim(slot int32) {
 	j := &e.jobs[slot]
 	j.faulted = false
 	if j.state == stEvicting {
-		j.state = stReleased // its preemptor still waits for Evicted
+		e.setState(slot, stReleased) // its preemptor still waits for Evicted
 		return
 	}
 	e.leaveState(slot)
 	j.oldPods = j.oldPods[:0]
-	j.state = stReleased
+	e.setState(slot, stReleased)
 	j.forJob = -1
 	e.setDeadline(slot, tEvict, e.cfg.EvictTimeout)
 }

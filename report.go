@@ -27,7 +27,7 @@ func (e *Engine) Bound(id JobID) error {
 	if j.state != stAssumed && j.state != stRepairing {
 		return e.stateErr(id, "Bound for")
 	}
-	j.state = stRunning
+	e.setState(slot, stRunning)
 	return nil
 }
 
@@ -102,7 +102,7 @@ func (e *Engine) Moved(id JobID) error {
 		return e.stateErr(id, "Moved for")
 	}
 	e.leaveState(slot)
-	j.state = stRunning
+	e.setState(slot, stRunning)
 	j.oldPods = j.oldPods[:0]
 	return nil
 }
@@ -212,7 +212,7 @@ func (e *Engine) DomainFailed(d topology.DomainID) error {
 	for _, slot := range victims {
 		j := &e.jobs[slot]
 		if j.state == stEvicting {
-			j.state = stReleased
+			e.setState(slot, stReleased)
 			continue
 		}
 		e.requeue(slot)

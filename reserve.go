@@ -26,7 +26,8 @@ import (
 // largest set and ignores CPU, memory and slices: a reservation is a
 // heuristic, and the job is placed by placement when its GPUs are free.
 // Cost: O(domains of a level + hosts of the domain · jobs per host), once
-// per reservation.
+// per reservation; O(domains of a level + hosts of the domain) when no job
+// has a known end (endsKnown).
 
 // resCand is a host's contribution to a reservation.
 type resCand struct {
@@ -128,6 +129,10 @@ func (e *Engine) hostCands(j *job, d topology.DomainID, g int32) []resCand {
 	cands := e.cands[:0]
 	lo, hi := e.t.Hosts(d)
 	nonPre := !j.spec.Preemptible && e.sp.on()
+	ends := e.endsKnown()
+	if !ends {
+		e.markEvicting(lo, hi)
+	}
 	for h := lo; h < hi; h++ {
 		if e.s.HostHealth(h) != topology.Healthy || nonPre && e.sp.spare(h) || !e.modelOK(j, h) {
 			continue
@@ -145,11 +150,46 @@ func (e *Engine) hostCands(j *job, d topology.DomainID, g int32) []resCand {
 			cands = append(cands, resCand{ready: e.now, h: h, pods: nowPods, mask: taken})
 		}
 		if later := int32(bits.OnesCount64(usable))/g - nowPods; later > 0 {
-			cands = append(cands, resCand{ready: e.hostReady(h), h: h, pods: later, mask: lowBits(usable&^taken, int(later*g))})
+			cands = append(cands, resCand{ready: e.laterReady(h, lo, ends), h: h, pods: later, mask: lowBits(usable&^taken, int(later*g))})
 		}
 	}
 	e.cands = cands
 	return cands
+}
+
+// endsKnown reports whether some job may have an expected end other than
+// an evicted victim's deadline: one with an end in the State, or a default
+// run time. Without, hostReady is NoEnd on every host with a job and no
+// victim (markEvicting).
+func (e *Engine) endsKnown() bool {
+	return e.cfg.DefaultRunTime > 0 || e.s.JobsWithEnd() > 0
+}
+
+// markEvicting sets e.evHosts bit h-lo for each host h in [lo, hi) that
+// holds a pod of a victim being evicted. O(the victims' pods).
+func (e *Engine) markEvicting(lo, hi topology.HostID) {
+	e.evHosts.ClearAll()
+	for _, slot := range e.evicting {
+		e.pods = e.s.AppendJobPods(e.pods[:0], topology.JobID(slot))
+		for _, p := range e.pods {
+			if p.Host >= lo && p.Host < hi {
+				e.evHosts.Set(uint(p.Host - lo))
+			}
+		}
+	}
+}
+
+// laterReady is hostReady(h) for a healthy host h, of a domain whose hosts
+// start at lo, with a usable GPU that is not free; ends is endsKnown(), and
+// markEvicting has run. Such a GPU is held by a pod (a failed or nominated
+// GPU is not usable): without any known end, and without a victim being
+// evicted there, the host has a job that ends never, and its jobs are not
+// read.
+func (e *Engine) laterReady(h, lo topology.HostID, ends bool) int64 {
+	if ends || e.evHosts.Test(uint(h-lo)) {
+		return e.hostReady(h)
+	}
+	return topology.NoEnd
 }
 
 // hostReady is when host h's jobs are expected to have ended.

@@ -82,7 +82,7 @@ func (e *Engine) expireOne(kind int, slot int32) {
 		e.dec.Expired = append(e.dec.Expired, Expiry{Job: id, What: BindExpired})
 	case kind == tEvict && j.state == stEvicting:
 		e.leaveState(slot)
-		j.state = stRunning
+		e.setState(slot, stRunning)
 		e.dec.Expired = append(e.dec.Expired, Expiry{Job: id, What: EvictionExpired})
 	case kind == tEvict && j.state == stReleased:
 		e.requeue(slot)
@@ -101,7 +101,7 @@ func (e *Engine) rollbackMove(slot int32) {
 	b := j.forJob
 	bgen := j.forGen
 	e.leaveState(slot)
-	j.state = stRunning
+	e.setState(slot, stRunning)
 	if len(j.oldPods) == 0 {
 		return
 	}

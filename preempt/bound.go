@@ -3,7 +3,6 @@ package preempt
 import (
 	"math"
 	"math/bits"
-	"slices"
 
 	"github.com/blinksched/blink/topology"
 )
@@ -24,8 +23,7 @@ import (
 //   - milli: victims' pods return at most 1000 milli per GPU, except GPUs of
 //     a host held exclusively, which come free with their owner whatever it
 //     holds; so the victims hold at least M − 1000·(A + X) − S milli, where
-//     X counts the GPUs of exclusively held hosts in d's level-1 domain (an
-//     index the Planner keeps, see exclIndex).
+//     X counts the GPUs of exclusively held hosts in d (State.ExclusiveGPUs).
 //
 // A child's bound is never below its parent's (its aggregates are parts of
 // the parent's), which the best-first search relies on.
@@ -81,7 +79,7 @@ func (p *Planner) lb(d topology.DomainID) (Cost, bool) {
 		}
 	}
 	c.Priority = lowPrio(lo - 1)
-	c.Milli = max(0, need-1000*(avail+p.excl.gpus(p.t, d))-s.SharedMilli(d))
+	c.Milli = max(0, need-1000*(avail+s.ExclusiveGPUs(d))-s.SharedMilli(d))
 	return c, true
 }
 
@@ -97,83 +95,6 @@ func (p *Planner) freeIn(d topology.DomainID) int64 {
 		}
 	}
 	return int64(n)
-}
-
-// exclIndex counts, per level-1 domain, the GPUs of hosts held exclusively,
-// for the milli bound. It is kept per State and brought up to date from the
-// State's touch log: a host becomes held only by a job added to it while it
-// held nothing, which changes its free GPUs (and so touches its level-1
-// domain) unless every GPU was failed or nominated — and then none of them is
-// one a victim could free for the request, except GPUs nominated for a job it
-// may displace, which the bound counts as available already.
-type exclIndex struct {
-	s     *topology.State
-	seq   uint64
-	lo    topology.DomainID // first level-1 domain
-	per   []int64           // per level-1 domain
-	total int64
-	dirty []topology.DomainID
-}
-
-func (x *exclIndex) sync(s *topology.State) {
-	t := s.Tree()
-	if t.Levels() == 1 { // no named levels: the root is the only domain
-		x.s, x.total = nil, 0
-		for h := range t.NumHosts() {
-			x.total += heldGPUs(s, topology.HostID(h))
-		}
-		return
-	}
-	if x.s == s {
-		var ok bool
-		if x.dirty, ok = s.Touched(x.seq, x.dirty[:0]); ok {
-			x.seq = s.TouchSeq()
-			slices.Sort(x.dirty) // a domain touched at several times is counted once
-			x.dirty = slices.Compact(x.dirty)
-			for _, d := range x.dirty {
-				x.total -= x.per[d-x.lo]
-				x.per[d-x.lo] = x.count(s, d)
-				x.total += x.per[d-x.lo]
-			}
-			return
-		}
-	}
-	x.s, x.seq = s, s.TouchSeq()
-	lo, hi := t.LevelDomains(1)
-	x.lo = lo
-	x.per = resize(x.per, int(hi-lo))
-	x.total = 0
-	for d := lo; d < hi; d++ {
-		x.per[d-lo] = x.count(s, d)
-		x.total += x.per[d-lo]
-	}
-}
-
-func (x *exclIndex) count(s *topology.State, d topology.DomainID) int64 {
-	n := int64(0)
-	lo, hi := s.Tree().Hosts(d)
-	for h := lo; h < hi; h++ {
-		n += heldGPUs(s, h)
-	}
-	return n
-}
-
-func heldGPUs(s *topology.State, h topology.HostID) int64 {
-	if _, held := s.HostExclusive(h); held {
-		return int64(s.Tree().HostGPUCount(h))
-	}
-	return 0
-}
-
-// gpus bounds the exclusively held GPUs in d: its level-1 domain's.
-func (x *exclIndex) gpus(t *topology.Tree, d topology.DomainID) int64 {
-	if x.s == nil || t.DomainLevel(d) == 0 {
-		return x.total
-	}
-	for t.DomainLevel(d) > 1 {
-		d = t.Parent(d)
-	}
-	return x.per[d-x.lo]
 }
 
 // eligibleGPUs bounds the GPUs of d's eligible hosts: the eligible hosts

@@ -130,7 +130,6 @@ type Planner struct {
 	m, m2 model
 	ex    exSearch
 	heap  entryHeap
-	excl  exclIndex
 
 	// The search's state.
 	found     bool
@@ -307,7 +306,6 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 		p.candEpoch, p.markEpoch = 0, 0
 	}
 	p.prios, p.npods, p.millis, p.preW = s.JobPriorities(), s.JobPodCounts(), s.JobMilliGPUs(), s.PreemptibleJobWords()
-	p.excl.sync(s)
 	p.fallbacks = 0
 	p.slotOK = p.slotAllowed()
 }

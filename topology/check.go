@@ -17,6 +17,9 @@ func (s *State) Check() error {
 	if err := s.checkMovable(); err != nil {
 		return err
 	}
+	if err := s.checkEnds(); err != nil {
+		return err
+	}
 	if err := s.checkJobView(); err != nil {
 		return err
 	}
@@ -229,7 +232,7 @@ func (s *State) checkDerived() error {
 		got, want []int32
 	}{{"free", s.domFree, a.domFree}, {"capacity", s.domCap, a.domCap}, {"idle hosts", s.domIdle, a.domIdle},
 		{"free by model", s.domModel, a.domModel}, {"histogram", s.domHist, a.domHist},
-		{"preemptible", s.domPre, a.domPre}, {"partly used GPUs", s.domPart, a.domPart}} {
+		{"preemptible", s.domPre, a.domPre}, {"exclusive", s.domExcl, a.domExcl}, {"partly used GPUs", s.domPart, a.domPart}} {
 		if err := cmp(c.name, c.got, c.want); err != nil {
 			return err
 		}

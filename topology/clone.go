@@ -50,6 +50,7 @@ func (a *agg) clone() agg {
 		domModel:   slices.Clone(a.domModel),
 		domHist:    slices.Clone(a.domHist),
 		domPre:     slices.Clone(a.domPre),
+		domExcl:    slices.Clone(a.domExcl),
 		domShared:  slices.Clone(a.domShared),
 		domPart:    slices.Clone(a.domPart),
 		idle:       make([]*bitset.BitSet, len(a.idle)),

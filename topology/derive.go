@@ -48,7 +48,7 @@ func (s *State) derive() agg {
 
 // derivePre adds host h's preemptible holdings: all its GPUs to the owner's
 // bucket when a preemptible job holds it exclusively, else each preemptible
-// pod's GPUs.
+// pod's GPUs; and its GPUs to the exclusively held ones if it is.
 func (s *State) derivePre(a *agg, h HostID) {
 	t := s.t
 	add := func(prio, n int32) {
@@ -58,6 +58,9 @@ func (s *State) derivePre(a *agg, h HostID) {
 		}
 	}
 	if s.hostFlags[h]&flagExclusive != 0 {
+		for d := t.hostParent[h]; d >= 0; d = t.domParent[d] {
+			a.domExcl[d] += int32(t.HostGPUCount(h))
+		}
 		if j := &s.jobs[s.pods[s.hostPods[h]].job]; j.info.Preemptible {
 			add(j.info.Priority, int32(t.HostGPUCount(h)))
 		}

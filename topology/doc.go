@@ -46,8 +46,10 @@
 //
 // Beside the job table, a compact job view (JobPriorities, JobPodCounts,
 // JobMilliGPUs, PreemptibleJobWords) gives planners flat per-job-id arrays to
-// scan, and a histogram of the movable preemptible jobs' sizes bounds what
-// any k moves can free (MovableGPUsBound).
+// scan, a histogram of the movable preemptible jobs' sizes bounds what any k
+// moves can free (MovableGPUsBound), and JobsWithEnd counts the jobs with an
+// expected end. Per domain, ExclusiveGPUs counts the GPUs of hosts held
+// exclusively.
 //
 // # Nominations
 //

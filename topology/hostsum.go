@@ -207,6 +207,18 @@ func (s *State) addPre(h HostID, prio int32, delta int32) {
 	}
 }
 
+// addExcl adds (sign +1) or removes (-1) host h's GPUs to or from the
+// exclusively held GPUs of its domains, journaled as a host sign to negate.
+func (s *State) addExcl(h HostID, sign int32) {
+	if s.jr.on {
+		s.jr.excl = append(s.jr.excl, exclEntry{h, sign})
+	}
+	n := sign * int32(s.t.HostGPUCount(h))
+	for d := s.t.hostParent[h]; d >= 0; d = s.t.domParent[d] {
+		s.domExcl[d] += n
+	}
+}
+
 func b2i(b bool) int32 {
 	if b {
 		return 1

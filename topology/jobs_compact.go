@@ -26,6 +26,7 @@ type jobView struct {
 	jobMilli []uint64          // the milli-GPUs its pods hold
 	jobPre   []uint64          // bit j: job j is live and preemptible
 	movHist  [movBuckets]int32 // movable preemptible jobs by GPUs touched (movable.go)
+	endJobs  int32             // live jobs with an expected end (ends.go)
 }
 
 // JobPriorities returns, indexed by job id, the priority of each live job (0
@@ -102,7 +103,7 @@ func b2u(b bool) uint64 {
 // clone copies the view, keeping its spare room (see Grow).
 func (v *jobView) clone() jobView {
 	return jobView{jobPrio: cloneRoom(v.jobPrio), jobPods: cloneRoom(v.jobPods),
-		jobMilli: cloneRoom(v.jobMilli), jobPre: cloneRoom(v.jobPre), movHist: v.movHist}
+		jobMilli: cloneRoom(v.jobMilli), jobPre: cloneRoom(v.jobPre), movHist: v.movHist, endJobs: v.endJobs}
 }
 
 // cloneRoom copies s with its capacity.

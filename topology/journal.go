@@ -18,6 +18,13 @@ type journal struct {
 	noms []jw[nomRec]
 	sums []sumEntry // host summary changes: aggregates are restored by propagating them back
 	pres []preEntry // preemptible holdings added: restored by adding them back negated
+	excl []exclEntry
+}
+
+// exclEntry: host h became held exclusively (sign 1) or stopped (-1).
+type exclEntry struct {
+	h    HostID
+	sign int32
 }
 
 type sumEntry struct {
@@ -38,7 +45,7 @@ type jw[T any] struct {
 func (j *journal) reset() {
 	j.u64, j.i32, j.u32 = j.u64[:0], j.i32[:0], j.u32[:0]
 	j.u16, j.u8, j.pods, j.jobs, j.noms = j.u16[:0], j.u8[:0], j.pods[:0], j.jobs[:0], j.noms[:0]
-	j.sums, j.pres = j.sums[:0], j.pres[:0]
+	j.sums, j.pres, j.excl = j.sums[:0], j.pres[:0], j.excl[:0]
 }
 
 func undo[T any](log []jw[T]) {
@@ -56,6 +63,9 @@ func (j *journal) rollback(s *State) {
 	for i := len(j.pres) - 1; i >= 0; i-- {
 		e := &j.pres[i]
 		s.addPre(e.h, e.prio, -e.delta)
+	}
+	for i := len(j.excl) - 1; i >= 0; i-- {
+		s.addExcl(j.excl[i].h, -j.excl[i].sign)
 	}
 	undo(j.u64)
 	undo(j.i32)

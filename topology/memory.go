@@ -26,7 +26,7 @@ func (s *State) MemoryBytes() (topo, jobs int) {
 	a := &s.agg
 	topo += bytesOf(a.freeW) + bytesOf(a.hostFree) + bytesOf(a.hostCap) + bytesOf(a.hostShared) + bytesOf(a.hostPart) + bytesOf(a.idleHostW) +
 		bytesOf(a.domFree) + bytesOf(a.domCap) + bytesOf(a.domIdle) + bytesOf(a.domModel) +
-		bytesOf(a.domHist) + bytesOf(a.domPre) + bytesOf(a.domShared) + bytesOf(a.domPart)
+		bytesOf(a.domHist) + bytesOf(a.domPre) + bytesOf(a.domExcl) + bytesOf(a.domShared) + bytesOf(a.domPart)
 	for _, w := range a.idleW {
 		topo += bytesOf(w)
 	}

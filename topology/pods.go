@@ -37,6 +37,7 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p Pod, jnext 
 	switch {
 	case info.Exclusive && s.hostFlags[h]&flagExclusive == 0:
 		s.w8(&s.hostFlags[h], s.hostFlags[h]|flagExclusive)
+		s.addExcl(h, 1)
 		if info.Preemptible {
 			s.addPre(h, info.Priority, int32(n))
 		}
@@ -140,6 +141,7 @@ func (s *State) unplace(slot int32) {
 	case s.hostFlags[h]&flagExclusive != 0:
 		if s.hostPods[h] < 0 {
 			s.w8(&s.hostFlags[h], s.hostFlags[h]&^flagExclusive)
+			s.addExcl(h, -1)
 			if info.Preemptible {
 				s.addPre(h, info.Priority, -int32(n))
 			}
@@ -167,6 +169,7 @@ func (s *State) removeJob(id JobID) error {
 		return fmt.Errorf("%w: job %d not present", ErrStale, id)
 	}
 	s.countMovable(id, -1)
+	s.countEnd(id, -1)
 	s.releasePods(id)
 	rec := s.jobs[id]
 	rec.live, rec.first, rec.last, rec.n = false, -1, -1, 0

@@ -159,6 +159,10 @@ func (s *State) PodCapacityOfModel(d DomainID, m, g int) int {
 	return n
 }
 
+// ExclusiveGPUs returns the GPUs of the hosts in domain d held exclusively
+// (by a job with Job.Exclusive). O(1).
+func (s *State) ExclusiveGPUs(d DomainID) int64 { return int64(s.domExcl[d]) }
+
 // PreemptibleBelow bounds the GPUs in domain d held by preemptible jobs of
 // priority strictly below prio: lo counts only priorities certainly below,
 // hi ≥ the true value (priorities are grouped by powers of two). A host held

@@ -78,6 +78,7 @@ type agg struct {
 	domModel  []int32          // [d*nm+m] free GPUs of model m (nil when nm == 1)
 	domHist   []int32          // [(d*nm+m)*nb+k] hosts of model m with k free GPUs
 	domPre    []int32          // [d*prioBuckets+b] GPUs held by preemptible jobs of bucket b
+	domExcl   []int32          // GPUs of hosts held exclusively
 	domShared []int64          // free milli on partly used GPUs of usable hosts
 	domPart   []int32          // [d*PartialBuckets+b] partly used GPUs of usable hosts in bucket b
 	idle      []*bitset.BitSet // per level: bit i = domain LevelDomains(l).lo+i is idle
@@ -98,6 +99,7 @@ func newAgg(t *Tree, nm, nb int) agg {
 		domIdle:    make([]int32, D),
 		domHist:    make([]int32, D*nm*nb),
 		domPre:     make([]int32, D*prioBuckets),
+		domExcl:    make([]int32, D),
 		domShared:  make([]int64, D),
 		domPart:    make([]int32, D*PartialBuckets),
 		idle:       make([]*bitset.BitSet, t.Levels()),
