@@ -26,7 +26,7 @@ func (v *Solver) hostOK(h topology.HostID) bool {
 		if o := v.ovAt(h); o >= 0 && v.ov[o].others || o < 0 && s.HostHasPods(h) {
 			return false
 		}
-		if s.HostNominatedMask(h)&^v.extra.Mask(h) != 0 {
+		if s.NominatedAgainst(h, &v.extra) != 0 {
 			return false
 		}
 	}
@@ -38,6 +38,9 @@ func (v *Solver) hostOK(h topology.HostID) bool {
 func (v *Solver) baseMask(h topology.HostID) uint64 {
 	s := v.s
 	m := s.HostFreeMask(h)
+	if v.extra.Empty() || s.HostNominatedMask(h) == 0 { // admitted GPUs are nominated ones
+		return m
+	}
 	if x := v.extra.Mask(h); x != 0 {
 		m |= x & s.HostUnusedMask(h) &^ s.HostFailedMask(h)
 	}
@@ -53,7 +56,7 @@ func (v *Solver) shareMask(h topology.HostID) uint64 {
 	if n == 64 {
 		all = ^uint64(0)
 	}
-	return all &^ s.HostFailedMask(h) &^ (s.HostNominatedMask(h) &^ v.extra.Mask(h))
+	return all &^ s.HostFailedMask(h) &^ s.NominatedAgainst(h, &v.extra)
 }
 
 // hostCap is how many pods of the current set host h can still take.

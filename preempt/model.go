@@ -519,7 +519,7 @@ func (p *Planner) hostBase(h topology.HostID) (hostRec, bool) {
 	if n == 64 {
 		all = ^uint64(0)
 	}
-	against := s.HostNominatedMask(h) &^ p.extras.Mask(h)
+	against := s.NominatedAgainst(h, &p.extras)
 	if p.r.Exclusive && against != 0 {
 		return hostRec{}, false
 	}

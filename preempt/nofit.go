@@ -99,7 +99,7 @@ func (p *Planner) noFit() Reason {
 		}
 		glo, _ := p.t.HostGPUs(h)
 		failed := p.s.HostFailedMask(h)
-		against := p.s.HostNominatedMask(h) &^ p.extras.Mask(h) &^ failed
+		against := p.s.NominatedAgainst(h, &p.extras) &^ failed
 		have += int64(p.t.HostGPUCount(h) - bits.OnesCount64(failed|against))
 		nominated += int64(bits.OnesCount64(against))
 		for a := against; a != 0; a &= a - 1 {

@@ -93,6 +93,18 @@ func (a *Admitted) Mask(h HostID) uint64 {
 	return 0
 }
 
+// NominatedAgainst returns host h's GPUs nominated for jobs that a job
+// admitted to a may not displace: HostNominatedMask(h) less a.Mask(h) (a
+// holds nominated GPUs only). O(1) on a host without nominated GPUs, else
+// O(log hosts).
+func (s *State) NominatedAgainst(h HostID, a *Admitted) uint64 {
+	n := s.HostNominatedMask(h)
+	if n == 0 {
+		return 0
+	}
+	return n &^ a.Mask(h)
+}
+
 // GPUs counts them on hosts [lo, hi). O(log hosts).
 func (a *Admitted) GPUs(lo, hi HostID) int64 {
 	if a.Empty() {

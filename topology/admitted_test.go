@@ -72,6 +72,7 @@ func TestAppendAdmitted(t *testing.T) {
 					}
 				}
 				require.Equal(t, want, a.Mask(lo), "%s: host %d", c.name, lo)
+				require.Equal(t, s.HostNominatedMask(lo)&^want, s.NominatedAgainst(lo, &a), "%s: host %d", c.name, lo)
 			}
 		}
 	}
