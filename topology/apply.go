@@ -177,7 +177,7 @@ func (s *State) reserve(d *Delta) error {
 	if n := int(maxJob) + 1 - len(s.jobs); n > 0 {
 		s.jobs = slices.Grow(s.jobs, n)
 		for range n {
-			s.jobs = append(s.jobs, jobRec{first: -1, last: -1, nom: -1})
+			s.jobs = append(s.jobs, s.newJobRec())
 		}
 	}
 	if len(s.jobPrio) < len(s.jobs) {

@@ -26,14 +26,29 @@ func (s *State) Clone() *State {
 	c.jobView = s.jobView.clone()
 	c.pods = append(make([]podRec, 0, cap(s.pods)), s.pods...)
 	c.jobs = append(make([]jobRec, 0, cap(s.jobs)), s.jobs...)
-	for i := range c.jobs {
-		c.jobs[i].info.Sets = slices.Clone(c.jobs[i].info.Sets)
-	}
+	c.cloneSets()
+	c.setRoom = make([]PodSet, 0, cap(s.setRoom)-len(s.setRoom))
 	c.noms = slices.Clone(s.noms)
 	for i := range c.noms {
 		c.noms[i].GPUs = slices.Clone(c.noms[i].GPUs)
 	}
 	return c
+}
+
+// cloneSets gives the copied job records sets of their own, with the
+// originals' capacities, carved from one allocation.
+func (c *State) cloneSets() {
+	n := 0
+	for i := range c.jobs {
+		n += cap(c.jobs[i].info.Sets)
+	}
+	room := make([]PodSet, n)
+	for i := range c.jobs {
+		sets := c.jobs[i].info.Sets
+		k := cap(sets)
+		c.jobs[i].info.Sets = append(room[:0:k], sets...)
+		room = room[k:]
+	}
 }
 
 func (a *agg) clone() agg {

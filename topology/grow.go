@@ -15,5 +15,24 @@ func (s *State) Grow(pods, jobs int) {
 	if jobs > 0 {
 		s.jobs = slices.Grow(s.jobs, jobs)
 		s.reserveJobView(jobs)
+		if room := cap(s.setRoom) - len(s.setRoom); room < jobs {
+			s.setRoom = make([]PodSet, 0, jobs)
+		}
 	}
+}
+
+// setChunk is how many job records' set storage newJobRec allocates at once.
+const setChunk = 1024
+
+// newJobRec returns the record of an absent job id, with storage for one
+// pod set carved from s.setRoom: adding a job of one pod set to a new id,
+// journal-free, then allocates nothing (ownSets). The storage stays the
+// record's for the State's life, as the record does.
+func (s *State) newJobRec() jobRec {
+	if len(s.setRoom) == cap(s.setRoom) {
+		s.setRoom = make([]PodSet, 0, setChunk)
+	}
+	n := len(s.setRoom)
+	s.setRoom = s.setRoom[:n+1]
+	return jobRec{first: -1, last: -1, nom: -1, info: Job{Sets: s.setRoom[n : n : n+1]}}
 }

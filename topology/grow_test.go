@@ -7,7 +7,7 @@ import (
 )
 
 // After Grow, and in a Clone of a grown State, adding that many pods and
-// jobs allocates nothing, and Grow itself changes nothing a snapshot sees.
+// jobs (of one pod set) allocates nothing, and Grow itself changes nothing a snapshot sees.
 func TestGrowThenApplyAllocatesNothing(t *testing.T) {
 	s := allocState(t)
 	before, err := s.MarshalBinary()
@@ -24,7 +24,8 @@ func TestGrowThenApplyAllocatesNothing(t *testing.T) {
 		adds := make([]Delta, 64)
 		for i := range adds {
 			id, h := first+JobID(i), HostID(100+i)
-			adds[i] = Delta{Ops: []Op{AddJob(id, Job{Priority: 1}, Pod{Host: h, GPUs: 0x1}, Pod{Host: h, GPUs: 0x2})}}
+			job := Job{Priority: 1, Sets: []PodSet{{Count: 2, GPUs: 1}}} // one pod set: the record's own storage
+			adds[i] = Delta{Ops: []Op{AddJob(id, job, Pod{Host: h, GPUs: 0x1}, Pod{Host: h, GPUs: 0x2})}}
 		}
 		next := 0
 		// AllocsPerRun calls the function twice (a warm-up, then the run):

@@ -43,17 +43,22 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 	return nil
 }
 
-// ownSets copies sets into the State's storage: into dst's capacity, or fresh
-// while journaling (a rollback restores old slice headers, whose backing
-// arrays must not have been overwritten).
+// ownSets copies sets into the State's storage: into dst's capacity, with
+// journaled writes (a rollback restores the record's old slice header and
+// what its backing array held: a job removed and added again in one Delta
+// shares the array), or fresh.
 func (s *State) ownSets(dst, sets []PodSet) []PodSet {
 	if len(sets) == 0 {
 		return dst[:0]
 	}
-	if s.jr.on || cap(dst) < len(sets) {
-		dst = make([]PodSet, 0, len(sets))
+	if cap(dst) < len(sets) {
+		return append(make([]PodSet, 0, len(sets)), sets...)
 	}
-	return append(dst, sets...)
+	dst = dst[:len(sets)]
+	for i := range sets {
+		s.wSet(&dst[i], sets[i])
+	}
+	return dst
 }
 
 // podsApart reports whether pods are on distinct hosts, all in range. Such

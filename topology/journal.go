@@ -16,8 +16,9 @@ type journal struct {
 	pods []jw[podRec]
 	jobs []jw[jobRec]
 	noms []jw[nomRec]
-	sums []sumEntry // host summary changes: aggregates are restored by propagating them back
-	pres []preEntry // preemptible holdings added: restored by adding them back negated
+	sets []jw[PodSet] // job records' pod sets, overwritten in place (ownSets)
+	sums []sumEntry   // host summary changes: aggregates are restored by propagating them back
+	pres []preEntry   // preemptible holdings added: restored by adding them back negated
 	excl []exclEntry
 }
 
@@ -45,6 +46,7 @@ type jw[T any] struct {
 func (j *journal) reset() {
 	j.u64, j.i32, j.u32 = j.u64[:0], j.i32[:0], j.u32[:0]
 	j.u16, j.u8, j.pods, j.jobs, j.noms = j.u16[:0], j.u8[:0], j.pods[:0], j.jobs[:0], j.noms[:0]
+	j.sets = j.sets[:0]
 	j.sums, j.pres, j.excl = j.sums[:0], j.pres[:0], j.excl[:0]
 }
 
@@ -75,6 +77,7 @@ func (j *journal) rollback(s *State) {
 	undo(j.pods)
 	undo(j.jobs)
 	undo(j.noms)
+	undo(j.sets)
 }
 
 // Journaled writes. Every write to State goes through one of these. A
@@ -128,6 +131,13 @@ func (s *State) wJob(i JobID, v jobRec) {
 	p := &s.jobs[i]
 	if s.jr.on {
 		s.jr.jobs = append(s.jr.jobs, jw[jobRec]{p, *p})
+	}
+	*p = v
+}
+
+func (s *State) wSet(p *PodSet, v PodSet) {
+	if s.jr.on {
+		s.jr.sets = append(s.jr.sets, jw[PodSet]{p, *p})
 	}
 	*p = v
 }

@@ -15,7 +15,7 @@ import "unsafe"
 //     Tree.NumGPUs() for bytes per GPU.
 //   - jobs: the job table (sized to the largest job id seen), the pod arena
 //     (live pods plus free slots, which it keeps after jobs leave), the pod
-//     sets copied from Job.Sets, and the nominations with their GPU lists.
+//     sets copied from Job.Sets (and room for new records' sets), and the nominations with their GPU lists.
 //
 // O(jobs + nominations): it visits each record for its pod sets and GPUs.
 func (s *State) MemoryBytes() (topo, jobs int) {
@@ -31,7 +31,8 @@ func (s *State) MemoryBytes() (topo, jobs int) {
 		topo += bytesOf(w)
 	}
 
-	jobs = bytesOf(s.jobs) + bytesOf(s.pods) + bytesOf(s.noms) + s.jobView.bytes()
+	jobs = bytesOf(s.jobs) + bytesOf(s.pods) + bytesOf(s.noms) + s.jobView.bytes() +
+		bytesOf(s.setRoom[len(s.setRoom):]) // the records own what was carved from it
 	for i := range s.jobs {
 		jobs += bytesOf(s.jobs[i].info.Sets)
 	}

@@ -20,7 +20,7 @@ func (s *State) Rebase(nt *Tree) (n *State, lost []JobID) {
 		hostMap[h] = nh
 	}
 	for len(n.jobs) < len(s.jobs) {
-		n.jobs = append(n.jobs, jobRec{first: -1, last: -1, nom: -1})
+		n.jobs = append(n.jobs, n.newJobRec())
 	}
 	var pods []Pod
 	for j := range s.jobs {

@@ -101,7 +101,7 @@ func decodeSnapshot(t *Tree, data []byte) (*State, error) {
 		return nil, corrupt("job id bound %d below the jobs present", bound)
 	}
 	for JobID(len(s.jobs)) < JobID(bound) {
-		s.jobs = append(s.jobs, jobRec{first: -1, last: -1, nom: -1})
+		s.jobs = append(s.jobs, s.newJobRec())
 	}
 	return s, nil
 }
