@@ -1,6 +1,7 @@
 package blink_test
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/blinksched/blink"
@@ -23,5 +24,36 @@ func TestCycleAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per cycle", allocs)
+	}
+}
+
+// TestFirstCycleAllocs: the first cycle over a queue longer than any before
+// (every job fits) allocates nothing once the engine has seen its shapes:
+// Submit sized the decision buffers, the bind timers and the State's tables.
+func TestFirstCycleAllocs(t *testing.T) {
+	h := newHarness(t, racks(8, 8, 4), blink.Config{MaxReservations: -1})
+	submit := func(n int) {
+		for i := range n {
+			h.submit(1, gang(int32(1+i%2), 1, int32(i%3)))
+		}
+	}
+	submit(20) // the shapes, once
+	d := h.cycle(1)
+	h.confirmAll(d)
+	for _, b := range d.Binds {
+		if err := h.e.Finished(b.Job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit(100)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	d = h.e.Cycle(2)
+	runtime.ReadMemStats(&after)
+	if len(d.Binds) != 100 {
+		t.Fatalf("%d binds, want 100", len(d.Binds))
+	}
+	if n := after.Mallocs - before.Mallocs; n != 0 {
+		t.Fatalf("%d allocations in the first cycle over 100 jobs", n)
 	}
 }

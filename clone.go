@@ -30,6 +30,8 @@ func (e *Engine) Clone() *Engine {
 		c.timers[k] = timerQueue{q: slices.Clone(e.timers[k].q[e.timers[k].head:])}
 	}
 	c.sp = e.sp.clone()
+	c.inQueue = e.inQueue
+	c.roomFor() // a clone takes the queue's decisions without growing its buffers, as the original does
 	// The built-in planners keep scratch state: each clone gets its own.
 	if p, ok := c.cfg.Preempter.(*PreemptPlanner); ok {
 		c.cfg.Preempter = &PreemptPlanner{Planner: preempt.Planner{Config: p.Planner.Config}}

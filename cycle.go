@@ -148,6 +148,7 @@ func (e *Engine) schedule() {
 	}
 	if bound > 0 {
 		e.queue = slices.DeleteFunc(e.queue, func(slot int32) bool { return e.jobs[slot].state != stPending })
+		e.countQueued()
 	}
 }
 

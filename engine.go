@@ -48,6 +48,7 @@ type Engine struct {
 	firstFailure  error // the first of them
 
 	dec     Decisions
+	inQueue queued         // what the queue may put in the decision buffers (room.go)
 	podBuf  []topology.Pod // decision arenas
 	idBuf   []JobID
 	i32Buf  []int32
@@ -234,6 +235,7 @@ func (e *Engine) Submit(now int64, spec JobSpec) (JobID, error) {
 	e.seq++
 	j.prepare(slot)
 	e.enqueue(slot)
+	e.roomFor()
 	return e.id(slot), nil
 }
 
@@ -300,6 +302,7 @@ func (e *Engine) enqueue(slot int32) {
 	i := e.queuePos(slot)
 	e.queue = slices.Insert(e.queue, i, slot)
 	e.jobs[slot].inQueue = true
+	e.inQueue.add(&e.jobs[slot])
 }
 
 func (e *Engine) dequeue(slot int32) {

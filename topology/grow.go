@@ -16,7 +16,7 @@ func (s *State) Grow(pods, jobs int) {
 		s.jobs = slices.Grow(s.jobs, jobs)
 		s.reserveJobView(jobs)
 		if room := cap(s.setRoom) - len(s.setRoom); room < jobs {
-			s.setRoom = make([]PodSet, 0, jobs)
+			s.setRoom = make([]PodSet, 0, max(jobs, 2*cap(s.setRoom)))
 		}
 	}
 }
