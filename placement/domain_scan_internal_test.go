@@ -1,6 +1,8 @@
 package placement
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -11,21 +13,31 @@ import (
 
 // TestDomainScan compares bestDomainExact (its one-GPU and whole-host passes
 // and the general one) with bestScan, which it replaces, on the children of
-// every domain above the racks, after each of random steps (jobs added and
-// removed, Clones, snapshot round trips), for every pod size and several pod
-// counts: the same choice, ties included, and the capacity it hands to fill
-// (capAt) is capOf's.
+// every domain above the racks and on every level's domains (whole or in
+// part, with the whole-host index and without), after each of random steps
+// (jobs added and removed, Clones, snapshot round trips), for every pod size
+// and several pod counts: the same choice, ties included, and the capacity it
+// hands to fill (capAt) is capOf's.
 func TestDomainScan(t *testing.T) {
 	seed := testkit.Seed(t, 6)
-	rng := rand.New(rand.NewPCG(seed, 4))
-	tr, err := topology.BuildShape(topology.Shape{Levels: []string{"block", "su", "rack"}, FanOut: []int{2, 5, 4, 3}, GPUsPerHost: 4})
+	steps := testkit.Steps(t, 3000)
+	for _, sh := range []topology.Shape{
+		{Levels: []string{"block", "su", "rack"}, FanOut: []int{2, 5, 4, 3}, GPUsPerHost: 4},
+		{Levels: []string{"su", "rack"}, FanOut: []int{3, 50, 2}, GPUsPerHost: 4}, // 150 racks: bitmaps of 3 words
+	} {
+		domainScan(t, rand.New(rand.NewPCG(seed, 4)), sh, steps)
+	}
+}
+
+func domainScan(t *testing.T, rng *rand.Rand, sh topology.Shape, steps int) {
+	tr, err := topology.BuildShape(sh)
 	require.NoError(t, err)
 	s := topology.NewState(tr)
 	var v Solver
 	next := topology.JobID(0)
 	var live []topology.JobID
 	checks := 0
-	for step := range testkit.Steps(t, 3000) {
+	for step := range steps {
 		s = randomStep(t, rng, tr, s, &live, &next, step)
 		for g := int32(1); g <= 4; g++ {
 			for _, need := range []int64{1, 2, 3, 5, 8} {
@@ -39,19 +51,35 @@ func TestDomainScan(t *testing.T) {
 					lo, hi := tr.LevelDomains(l)
 					for d := lo; d < hi; d++ {
 						clo, chi := v.childRange(d, l+1)
-						want, wok := v.bestScan(l+1, clo, chi, need)
-						v.known.level = l + 1 // as bestChild sets it
-						got, gok := v.bestDomainExact(clo, chi, need)
-						require.Equal(t, wok, gok, "step %d: %d pods of %d GPUs in %s", step, need, g, tr.DomainPath(d))
-						if gok { // the capacity it hands to fill is capOf's
-							require.Equal(t, v.capOf(l+1, got), v.capAt(l+1, got), "step %d: %d pods of %d GPUs in %s", step, need, g, tr.DomainPath(d))
-						}
-						require.Equal(t, want, got, "step %d: %d pods of %d GPUs in %s", step, need, g, tr.DomainPath(d))
-						checks++
+						checks += compareScan(t, &v, l+1, clo, chi, need, "step %d: %d pods of %d GPUs in %s", step, need, g, tr.DomainPath(d))
 					}
+				}
+				for l := topology.Level(1); l < tr.HostLevel(); l++ { // a whole level, as requiredFast asks, and a part of it
+					lo, hi := tr.LevelDomains(l)
+					checks += compareScan(t, &v, l, int32(lo), int32(hi), need, "step %d: %d pods of %d GPUs at level %d", step, need, g, l)
+					checks += compareScan(t, &v, l, int32(lo)+1, int32(hi)-1, need, "step %d: %d pods of %d GPUs inside level %d", step, need, g, l)
 				}
 			}
 		}
 	}
-	t.Logf("%d choices compared", checks)
+	t.Logf("%v: %d choices compared", sh.FanOut, checks)
+}
+
+// compareScan checks bestDomainExact over domains [lo, hi) of level l, with
+// the whole-host index on every range and on none, against bestScan; it
+// returns the choices compared.
+func compareScan(t *testing.T, v *Solver, l topology.Level, lo, hi int32, need int64, what string, args ...any) int {
+	t.Helper()
+	want, wok := v.bestScan(l, lo, hi, need)
+	for _, from := range []int32{1, math.MaxInt32} {
+		v.wholeMin = from
+		v.known.level = l // as bestChild sets it
+		got, gok := v.bestDomainExact(lo, hi, need)
+		if gok != wok || want != got || gok && v.capOf(l, got) != v.capAt(l, got) {
+			t.Fatalf("%s (index from %d domains): chose %d (%v, capacity handed %d), bestScan %d (%v)",
+				fmt.Sprintf(what, args...), from, got, gok, v.capAt(l, got), want, wok)
+		}
+	}
+	v.wholeMin = 0
+	return 2
 }

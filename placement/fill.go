@@ -381,6 +381,9 @@ func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
 	case nm == 1 && g == 1: // one-GPU pods: Σ k·hist[k], the free GPUs
 		return v.bestDomainByFree(free[lo:hi], lo, need)
 	case nm == 1 && g == nb-1: // pods of a whole (largest) host: one count
+		if hi-lo >= v.wholeFrom() {
+			return v.wholeBest(lo, hi, need)
+		}
 		return v.bestDomainWhole(hist, free, int32(nb), lo, hi, need)
 	}
 	perK := v.perK[:nb]

@@ -58,9 +58,11 @@ type Solver struct {
 	order2    []int
 	offs      []int // first rank of each pod set
 	ex        exSearch
-	wide      []*wideMin   // by GPUs per pod
-	wideRx    []*wideMin   // the same for restricted requests
-	rx        *Restriction // the request's, synced with the State
+	wide      []*wideMin    // by GPUs per pod
+	wideRx    []*wideMin    // the same for restricted requests
+	whole     []*wholeIndex // by level: domains by wholly free hosts (whole_index.go)
+	wholeMin  int32         // tests: the range from which bestDomainWhole uses it (0: wholeIndexMin)
+	rx        *Restriction  // the request's, synced with the State
 	scope     topology.DomainID
 
 	rel       []relHost        // hosts of the jobs gone (PlaceWithout), sorted by host

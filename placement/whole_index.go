@@ -1,0 +1,167 @@
+package placement
+
+import (
+	"math/bits"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// wholeIndex answers bestDomainWhole over a wide range of one level's
+// domains (a gang of whole largest hosts required in a rack, say, among
+// 14,500 racks) without reading every domain: the level's domains bucketed
+// by their count of wholly free hosts (the histogram's last bucket, one
+// model), each bucket a bitmap in index order. BestFit's choice is the
+// domain of the smallest count ≥ need, then the fewest free GPUs, then the
+// lowest index: the first non-empty bucket from need up, scanned over the
+// range. It is brought up to date from the State's touch log (TouchedHosts):
+// O(hosts touched) per call, O(the level's domains) when the log no longer
+// covers what changed.
+type wholeIndex struct {
+	s      *topology.State
+	seq    uint64
+	level  topology.Level
+	lo     int32      // the level's first domain
+	count  []int32    // per domain of the level: its bucket
+	bucket [][]uint64 // per count of wholly free hosts: bit d-lo set for domain d
+	size   []int32    // domains per bucket
+	hosts  []topology.HostID
+}
+
+// wholeIndexMin is the range of domains from which bestDomainWhole asks the
+// index: below it, reading every domain is as cheap.
+const wholeIndexMin = 256
+
+// wholeFrom is the range of domains from which bestDomainWhole asks the
+// index.
+func (v *Solver) wholeFrom() int32 {
+	if v.wholeMin > 0 {
+		return v.wholeMin
+	}
+	return wholeIndexMin
+}
+
+// wholeBest is bestDomainWhole over domains [lo, hi) of one level, from the
+// level's index.
+func (v *Solver) wholeBest(lo, hi int32, need int64) (int32, bool) {
+	l := v.t.DomainLevel(topology.DomainID(lo))
+	for len(v.whole) <= int(l) {
+		v.whole = append(v.whole, nil)
+	}
+	w := v.whole[l]
+	if w == nil {
+		w = &wholeIndex{level: l}
+		v.whole[l] = w
+	}
+	w.sync(v.s)
+	free := v.s.DomainFreeData()
+	for k := max(need, 1); k < int64(len(w.bucket)); k++ {
+		if w.size[k] > 0 {
+			if best := w.least(w.bucket[k], lo, hi, free); best >= 0 {
+				return v.chose(best, k)
+			}
+		}
+	}
+	return v.chose(-1, 0)
+}
+
+// least returns the domain in [lo, hi) of bucket b with the fewest free GPUs
+// (the lowest index among equals), or -1.
+func (w *wholeIndex) least(b []uint64, lo, hi int32, free []int32) int32 {
+	from, to := lo-w.lo, hi-w.lo
+	best, bestFree := int32(-1), int32(0)
+	for wi := from >> 6; wi<<6 < to; wi++ {
+		word := b[wi]
+		if base := wi << 6; base < from {
+			word &^= 1<<uint(from-base) - 1
+		}
+		if to < (wi+1)<<6 {
+			word &= 1<<uint(to-wi<<6) - 1
+		}
+		for ; word != 0; word &= word - 1 {
+			d := w.lo + wi<<6 + int32(bits.TrailingZeros64(word))
+			if f := free[d]; best < 0 || f < bestFree {
+				best, bestFree = d, f
+			}
+		}
+	}
+	return best
+}
+
+// sync brings the index up to date with s.
+func (w *wholeIndex) sync(s *topology.State) {
+	if w.s == s {
+		var ok bool
+		if w.hosts, ok = s.TouchedHosts(w.seq, w.hosts[:0]); ok {
+			w.seq = s.TouchSeq()
+			t := s.Tree()
+			hist, _, nb := s.HistogramData()
+			runLo, runHi := topology.HostID(0), topology.HostID(0) // the last domain's hosts: a run of touches there is one
+			for _, h := range w.hosts {
+				if h >= runLo && h < runHi || t.DomainLevel(t.HostParent(h)) < w.level {
+					continue
+				}
+				d := t.HostDomain(h, w.level)
+				runLo, runHi = t.Hosts(d)
+				w.set(int32(d), hist[int(d)*nb+nb-1])
+			}
+			return
+		}
+	}
+	w.rebuild(s)
+}
+
+// rebuild buckets every domain of the level afresh.
+func (w *wholeIndex) rebuild(s *topology.State) {
+	t := s.Tree()
+	w.s, w.seq = s, s.TouchSeq()
+	lo, hi := t.LevelDomains(w.level)
+	w.lo = int32(lo)
+	n := int(hi - lo)
+	most := 0
+	for d := lo; d < hi; d++ {
+		h0, h1 := t.Hosts(d)
+		most = max(most, int(h1-h0))
+	}
+	words := (n + 63) / 64
+	for len(w.bucket) < most+1 {
+		w.bucket = append(w.bucket, nil)
+	}
+	w.bucket = w.bucket[:most+1]
+	for k := range w.bucket {
+		w.bucket[k] = resize(w.bucket[k], words)
+		clear(w.bucket[k])
+	}
+	w.size = resize(w.size, most+1)
+	clear(w.size)
+	w.count = resize(w.count, n)
+	hist, _, nb := s.HistogramData()
+	for i := range n {
+		c := hist[(int(w.lo)+i)*nb+nb-1]
+		w.count[i] = c
+		w.bucket[c][i>>6] |= 1 << (uint(i) & 63)
+		w.size[c]++
+	}
+}
+
+// set moves domain d to bucket c, its count now.
+func (w *wholeIndex) set(d, c int32) {
+	i := d - w.lo
+	old := w.count[i]
+	if c == old {
+		return
+	}
+	w.bucket[old][i>>6] &^= 1 << (uint(i) & 63)
+	w.bucket[c][i>>6] |= 1 << (uint(i) & 63)
+	w.size[old]--
+	w.size[c]++
+	w.count[i] = c
+}
+
+// resize returns s with length n, reallocated only if its capacity is short
+// (its content is then undefined).
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
