@@ -219,7 +219,8 @@ func (e *Engine) id(slot int32) JobID { return makeID(slot, e.jobs[slot].gen) }
 
 // Submit queues a job submitted at time now and returns its id. The spec is
 // copied. An invalid spec returns an error wrapping ErrInvalid. O(log
-// pending) plus the queue insertion.
+// pending) plus the queue insertion; it also makes room for the job's
+// decisions (room.go), amortized O(1), so that Cycle need not.
 func (e *Engine) Submit(now int64, spec JobSpec) (JobID, error) {
 	if err := validateSpec(e.t, &spec); err != nil {
 		return 0, err

@@ -12,7 +12,8 @@
 //
 // -spares uses the fixture with one spare host per rack; -small keeps only
 // the queue's jobs of at most 8 GPUs (8,524 of them, all of which bind),
-// for what one small job costs.
+// for what one small job costs; -second runs the first cycle in both runs,
+// and -cycle then a second one (BenchmarkCycle's cycle=2).
 package main
 
 import (
@@ -28,6 +29,7 @@ func main() {
 	cycle := flag.Bool("cycle", false, "run one cycle after building the fixture")
 	spares := flag.Bool("spares", false, "one spare host per rack")
 	small := flag.Bool("small", false, "only the queue's jobs of at most 8 GPUs")
+	second := flag.Bool("second", false, "run the first cycle in any case; -cycle runs the second")
 	flag.Parse()
 	fixture := bench.EngineFixture
 	if *small {
@@ -38,8 +40,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "cycleprobe:", err)
 		os.Exit(1)
 	}
+	now := int64(1)
+	if *second {
+		e.Cycle(now)
+		now++
+	}
 	if *cycle {
-		d := e.Cycle(1)
+		d := e.Cycle(now)
 		fmt.Printf("%d binds, %d waiting\n", len(d.Binds), len(d.Pending))
 	}
 }
