@@ -94,6 +94,9 @@ func runLoop(t *testing.T, seed uint64, steps int, c loopConfig) loopResult {
 		if err := l.h.e.ReadyAgrees(); err != nil {
 			t.Fatalf("seed %d step %d: %v", seed, step, err)
 		}
+		if step%97 == 48 {
+			l.cloneAndCycle(step)
+		}
 	}
 	sum := fnv.New128a()
 	sum.Write(l.hash)
@@ -259,6 +262,24 @@ func (l *loop) must(step int, err error, what string) {
 }
 
 // record folds the decisions into the run's digest.
+// cloneAndCycle continues the loop on a clone of the engine, after checking
+// that the clone's next cycle decides what the original's does.
+func (l *loop) cloneAndCycle(step int) {
+	c := l.h.e.Clone()
+	want := fmt.Sprintf("%+v", l.h.e.Cycle(l.now))
+	d := c.Cycle(l.now)
+	if got := fmt.Sprintf("%+v", d); got != want {
+		l.t.Fatalf("step %d: a clone's cycle decided\n%s\nthe original's\n%s", step, got, want)
+	}
+	l.h.e = c
+	l.record(d)
+	l.verify(step, d)
+	if err := c.Check(); err != nil {
+		l.t.Fatalf("step %d: clone: %v", step, err)
+	}
+	l.n["clones"]++
+}
+
 func (l *loop) record(d blink.Decisions) {
 	l.hash = fmt.Appendf(l.hash, "%d|%v|%v|%v|%v|%v|%v\n", d.Now, d.Binds, d.Repairs, d.Preemptions, d.Moves, d.Expired, d.Pending)
 	for _, b := range d.Binds {
