@@ -2,6 +2,7 @@ package placement
 
 import (
 	"math/bits"
+	"slices"
 
 	"github.com/blinksched/blink/topology"
 )
@@ -128,12 +129,12 @@ func (w *wholeIndex) rebuild(s *topology.State) {
 	}
 	w.bucket = w.bucket[:most+1]
 	for k := range w.bucket {
-		w.bucket[k] = resize(w.bucket[k], words)
+		w.bucket[k] = slices.Grow(w.bucket[k][:0], words)[:words]
 		clear(w.bucket[k])
 	}
-	w.size = resize(w.size, most+1)
+	w.size = slices.Grow(w.size[:0], most+1)[:most+1]
 	clear(w.size)
-	w.count = resize(w.count, n)
+	w.count = slices.Grow(w.count[:0], n)[:n]
 	hist, _, nb := s.HistogramData()
 	for i := range n {
 		c := hist[(int(w.lo)+i)*nb+nb-1]
@@ -155,13 +156,4 @@ func (w *wholeIndex) set(d, c int32) {
 	w.size[old]--
 	w.size[c]++
 	w.count[i] = c
-}
-
-// resize returns s with length n, reallocated only if its capacity is short
-// (its content is then undefined).
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }
