@@ -152,7 +152,9 @@ func setRange(w []uint64, lo, hi int) {
 	}
 }
 
-// getBits returns bits [lo, lo+n) of w as a mask (n ≤ 64).
+// getBits returns bits [lo, lo+n) of w as a mask (n ≤ 64). Small enough to
+// inline, and so are the host queries built on it (HostFreeMask, …): for
+// n = 64 the mask 1<<n - 1 is all ones, as Go shifts past the width to 0.
 func getBits(w []uint64, lo, n int) uint64 {
 	if n == 0 {
 		return 0
@@ -162,10 +164,7 @@ func getBits(w []uint64, lo, n int) uint64 {
 	if int(off)+n > 64 {
 		v |= w[i+1] << (64 - off)
 	}
-	if n < 64 {
-		v &= 1<<uint(n) - 1
-	}
-	return v
+	return v & (1<<uint(n) - 1)
 }
 
 func hostMask(n int) uint64 {
