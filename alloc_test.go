@@ -1,10 +1,12 @@
 package blink_test
 
 import (
+	"errors"
 	"runtime"
 	"testing"
 
 	"github.com/blinksched/blink"
+	"github.com/blinksched/blink/topology"
 )
 
 // TestCycleAllocs: a warmed-up cycle over a queue that does not fit (the
@@ -55,5 +57,32 @@ func TestFirstCycleAllocs(t *testing.T) {
 	}
 	if n := after.Mallocs - before.Mallocs; n != 0 {
 		t.Fatalf("%d allocations in the first cycle over 100 jobs", n)
+	}
+}
+
+// TestSubmitRoomBounded: the room Submit makes is bounded by the cluster, not
+// by the pods a spec asks for: a job of 2^24 pods on a 16-GPU cluster costs
+// Submit kilobytes; one of 2^30 pods that ask for nothing (no other bound
+// applies) is refused, and changes nothing.
+func TestSubmitRoomBounded(t *testing.T) {
+	h := newHarness(t, racks(2, 2, 4), blink.Config{})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	h.submit(0, gang(topology.MaxJobPods, 1, 1))
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Fatalf("Submit allocated %d bytes for a job that cannot fit", n)
+	}
+	h.check()
+	was := h.e.Fingerprint()
+	if _, err := h.e.Submit(0, gang(1<<30, 0, 1)); !errors.Is(err, blink.ErrInvalid) {
+		t.Fatalf("a job of 2^30 pods: %v, want ErrInvalid", err)
+	}
+	if h.e.Fingerprint() != was {
+		t.Fatal("a refused Submit changed the engine")
+	}
+	d := h.e.Cycle(1)
+	if len(d.Binds) != 0 || len(d.Pending) != 1 {
+		t.Fatalf("cycle: %+v", d)
 	}
 }

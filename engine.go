@@ -303,7 +303,7 @@ func (e *Engine) enqueue(slot int32) {
 	i := e.queuePos(slot)
 	e.queue = slices.Insert(e.queue, i, slot)
 	e.jobs[slot].inQueue = true
-	e.inQueue.add(&e.jobs[slot])
+	e.inQueue.add(e.t, &e.jobs[slot])
 }
 
 func (e *Engine) dequeue(slot int32) {

@@ -59,13 +59,17 @@ func growCap(c, n int) int { return max(n, 2*c) }
 func (e *Engine) countQueued() {
 	e.inQueue = queued{}
 	for _, slot := range e.queue {
-		e.inQueue.add(&e.jobs[slot])
+		e.inQueue.add(e.t, &e.jobs[slot])
 	}
 }
 
-func (q *queued) add(j *job) {
+// add counts job j's pods, at most one per GPU of tree t and host beyond:
+// room is made for jobs that can bind, not for any count a spec may ask
+// (a larger job, if it binds at all, grows the buffers in its cycle).
+func (q *queued) add(t *topology.Tree, j *job) {
+	most := t.NumGPUs() + t.NumHosts()
 	for i := range j.spec.Sets {
-		q.pods += int(j.spec.Sets[i].Pods)
+		q.pods += min(int(j.spec.Sets[i].Pods), most)
 	}
 	q.sets += len(j.spec.Sets)
 }

@@ -114,10 +114,15 @@ func (r *Request) Validate(t *topology.Tree) error {
 			return fmt.Errorf("%w: model id %d out of range", ErrInvalid, m)
 		}
 	}
+	pods := int64(0)
 	for i := range r.Sets {
 		if err := r.Sets[i].validate(t, r.Required); err != nil {
 			return fmt.Errorf("pod set %d: %w", i, err)
 		}
+		pods += int64(r.Sets[i].Pods)
+	}
+	if pods > topology.MaxJobPods {
+		return fmt.Errorf("%w: %d pods in all, at most %d", ErrInvalid, pods, topology.MaxJobPods)
 	}
 	return nil
 }

@@ -41,6 +41,9 @@ func TestMalformedRequests(t *testing.T) {
 		{"zero pods", func(r *placement.Request) { r.Sets[0].Pods = 0 }, "0 pods"},
 		{"negative pods", func(r *placement.Request) { r.Sets[0].Pods = -3 }, "-3 pods"},
 		{"zero pods in a later set", func(r *placement.Request) { r.Sets = append(r.Sets, placement.PodSet{}) }, "pod set 1"},
+		{"more pods than a job may have", func(r *placement.Request) {
+			r.Sets = []placement.PodSet{{Pods: topology.MaxJobPods / 2, GPUs: 1}, {Pods: topology.MaxJobPods/2 + 1}}
+		}, "16777217 pods in all, at most 16777216"},
 		{"negative GPUs", func(r *placement.Request) { r.Sets[0].GPUs = -1 }, "-1 GPUs per pod"},
 		{"more GPUs than a host can have", func(r *placement.Request) { r.Sets[0].GPUs = 65 }, "65 GPUs per pod"},
 		{"negative milli", func(r *placement.Request) { r.Sets[0].Milli = -5 }, "milli -5"},
@@ -127,10 +130,10 @@ func TestNoFit(t *testing.T) {
 		want:   placement.Reason{Code: placement.HostTooSmall, Set: 1, Have: 4, Need: 8},
 		format: "pod set 1: a pod needs 8 GPUs, the largest acceptable host has 4",
 	}, {
-		name:   "a gang of 2^30 pods",
-		req:    placement.Request{Sets: []placement.PodSet{{Pods: 1 << 30, GPUs: 8}}},
-		want:   placement.Reason{Code: placement.NotEnoughGPUs, Have: 40, Need: 8 << 30},
-		format: "the cluster has 40 free GPUs of acceptable models, the gang needs 8589934592",
+		name:   "a gang of the most pods a job may have",
+		req:    placement.Request{Sets: []placement.PodSet{{Pods: topology.MaxJobPods, GPUs: 8}}},
+		want:   placement.Reason{Code: placement.NotEnoughGPUs, Have: 40, Need: 8 << 24},
+		format: "the cluster has 40 free GPUs of acceptable models, the gang needs 134217728",
 	}, {
 		name:   "pods of a shape the hosts cannot hold",
 		req:    placement.Request{Models: []int{modelA}, Sets: []placement.PodSet{{Pods: 5, GPUs: 5}}},

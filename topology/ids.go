@@ -30,6 +30,13 @@ type JobID int32
 // MaxJobID bounds JobID values accepted by a State.
 const MaxJobID JobID = 1<<24 - 1
 
+// MaxJobPods bounds the pods of one job, all its sets together, in a
+// placement request (placement.Request.Validate refuses more): a plan lists
+// every pod of its job, so a count beyond any cluster's — pods that ask for
+// no GPU, CPU or memory have no other bound — is refused rather than
+// allocated.
+const MaxJobPods = 1 << 24
+
 // MaxHostGPUs is the largest number of GPUs a host may have: a host's GPUs fit
 // one uint64 mask.
 const MaxHostGPUs = 64
