@@ -102,7 +102,7 @@ func (c *Config) validate(t *topology.Tree) error {
 	if err := def(&c.MoveTimeout, 300, "MoveTimeout"); err != nil {
 		return err
 	}
-	if err := def(&c.NominationTimeout, c.EvictTimeout+c.BindTimeout, "NominationTimeout"); err != nil {
+	if err := def(&c.NominationTimeout, later(c.EvictTimeout, c.BindTimeout), "NominationTimeout"); err != nil {
 		return err
 	}
 	if err := def(&c.ReservationTimeout, 600, "ReservationTimeout"); err != nil {

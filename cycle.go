@@ -193,7 +193,7 @@ func (e *Engine) admitMask(slot int32) (mask uint64, ok bool) {
 		return 0, false
 	}
 	j := &e.jobs[slot]
-	end, hasEnd := e.now+j.spec.RunTime, j.spec.RunTime > 0
+	end, hasEnd := later(e.now, j.spec.RunTime), j.spec.RunTime > 0
 	for i, n := range e.nominees {
 		nj := &e.jobs[n]
 		if n == slot || j.spec.Priority > nj.spec.Priority || hasEnd && end <= nj.nomReady {
@@ -207,7 +207,7 @@ func (e *Engine) admitMask(slot int32) (mask uint64, ok bool) {
 func (e *Engine) request(slot int32) *placement.Request {
 	j := &e.jobs[slot]
 	r := &j.req
-	r.HasEnd, r.End = j.spec.RunTime > 0, e.now+j.spec.RunTime
+	r.HasEnd, r.End = j.spec.RunTime > 0, later(e.now, j.spec.RunTime)
 	r.Restriction, r.Eligible = e.sp.restrictionFor(j), nil
 	if r.Restriction != nil {
 		r.Eligible = r.Restriction.Eligible()

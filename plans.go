@@ -123,7 +123,7 @@ func (e *Engine) nominatePlan(slot int32, plan *placement.Plan, kind nomKind, wa
 		})
 	}
 	e.gpuList, e.ranks = gpus, displaced
-	ready, expiry := e.now+wait, e.now+e.cfg.NominationTimeout
+	ready, expiry := later(e.now, wait), later(e.now, e.cfg.NominationTimeout)
 	if len(gpus) > 0 {
 		ops = append(ops, topology.Nominate(topology.Nomination{Job: topology.JobID(slot), Priority: j.spec.Priority,
 			Ready: ready, Expiry: expiry, GPUs: gpus}))

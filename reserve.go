@@ -88,7 +88,7 @@ func (e *Engine) reserve(slot int32) bool {
 	}
 	slices.Sort(gpus)
 	e.gpuList = gpus
-	expiry := e.now + e.cfg.ReservationTimeout
+	expiry := later(e.now, e.cfg.ReservationTimeout)
 	n := topology.Nomination{Job: topology.JobID(slot), Priority: j.spec.Priority, Ready: ready, Expiry: expiry, GPUs: gpus}
 	if err := e.apply(topology.Nominate(n)); err != nil {
 		e.failed("reserve", err)
@@ -206,7 +206,7 @@ func (e *Engine) hostReady(h topology.HostID) int64 {
 		case info.HasEnd:
 			end = info.End
 		case e.cfg.DefaultRunTime > 0:
-			end = oj.started + e.cfg.DefaultRunTime
+			end = later(oj.started, e.cfg.DefaultRunTime)
 		}
 		ready = max(ready, end)
 	}

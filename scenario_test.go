@@ -1,6 +1,7 @@
 package blink_test
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -183,6 +184,54 @@ func TestLoopNeverFits(t *testing.T) {
 	}
 	if h.e.State().NumNominations() != 0 {
 		t.Fatal("a job that never fits got a reservation")
+	}
+}
+
+// TestHugeTimes: a run time or a timeout as long as an int64 holds means
+// never — it does not wrap around to a time in the past: a job that runs
+// "forever" stays out of a reservation, a reservation and a bind with such
+// timeouts do not expire.
+func TestHugeTimes(t *testing.T) {
+	h := newHarness(t, racks(2, 4, 4), blink.Config{BindTimeout: math.MaxInt64, ReservationTimeout: math.MaxInt64})
+	rack := h.level("rack")
+	short := gang(3, 4, 5)
+	short.RunTime = 100 // A: rack0, ends at 100
+	short.Required = rack
+	long := gang(4, 4, 5)
+	long.RunTime = 500 // B: all of rack1, ends at 500
+	long.Required = rack
+	h.submit(5, short)
+	h.submit(5, long)
+	h.confirmAll(h.cycle(5))
+	big := gang(4, 4, 9)
+	big.Required = rack
+	C := h.submit(6, big)
+	huge := gang(1, 4, 1)
+	huge.RunTime = math.MaxInt64
+	bf := h.submit(6, huge)
+	d := h.cycle(6)
+	if r, _ := reasonOf(d, C); r.Code != blink.Reserved {
+		t.Fatalf("C: %v", r)
+	}
+	if r, _ := reasonOf(d, bf); len(d.Binds) != 0 || r.Code == blink.Reserved {
+		t.Fatalf("the job that never ends: bound %v, reason %v", bindIDs(d), r)
+	}
+	h.wantPic(`
+		rack0 |AAAA|AAAA|AAAA|****|
+		rack1 |BBBB|BBBB|BBBB|BBBB|
+	`)
+	if n, ok := h.e.State().NominationOf(C.Slot()); !ok || n.Expiry != math.MaxInt64 {
+		t.Fatalf("C's reservation: %+v", n)
+	}
+
+	// A bind made at time 7 with a timeout of MaxInt64 does not expire at 8.
+	h2 := newHarness(t, racks(1, 2, 4), blink.Config{BindTimeout: math.MaxInt64})
+	h2.submit(7, gang(1, 4, 1))
+	if d := h2.cycle(7); len(d.Binds) != 1 {
+		t.Fatalf("binds %+v", d.Binds)
+	}
+	if d := h2.cycle(8); len(d.Expired) != 0 {
+		t.Fatalf("expired %+v", d.Expired)
 	}
 }
 

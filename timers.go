@@ -1,6 +1,10 @@
 package blink
 
-import "github.com/blinksched/blink/topology"
+import (
+	"math"
+
+	"github.com/blinksched/blink/topology"
+)
 
 // Unconfirmed actions expire after a timeout measured in the caller's time.
 // Deadlines of one kind are now + a fixed timeout and now never decreases,
@@ -45,10 +49,20 @@ func (tq *timerQueue) pop(now int64) (timer, bool) {
 	return timer{}, false
 }
 
+// later is time t plus a duration d ≥ 0, saturating at math.MaxInt64 (which
+// topology.NoEnd is: never) instead of wrapping to the past: times and
+// durations are the caller's, and may be as large as an int64 holds.
+func later(t, d int64) int64 {
+	if t > 0 && d > math.MaxInt64-t {
+		return math.MaxInt64
+	}
+	return t + d
+}
+
 // setDeadline gives job slot a deadline timeout from now, in queue kind.
 func (e *Engine) setDeadline(slot int32, kind int, timeout int64) {
 	j := &e.jobs[slot]
-	j.deadline = e.now + timeout
+	j.deadline = later(e.now, timeout)
 	e.timers[kind].push(timer{at: j.deadline, slot: slot, gen: j.gen})
 }
 
