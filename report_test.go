@@ -207,13 +207,15 @@ func TestSparePool(t *testing.T) {
 			t.Errorf("AbsorbProbability(%d, %v, %v) = %.6f, want %.6f", c.hosts, c.absorbAt, c.p, p, c.prob)
 		}
 	}
-	for _, bad := range [][3]float64{{-1, 0.1, 0.9}, {10, -0.1, 0.9}, {10, 1.1, 0.9}, {10, 0.1, 2}, {10, math.NaN(), 0.5}} {
+	// 2^40 hosts: more than a topology holds (summing from 0 failed would
+	// take 2^39 steps).
+	for _, bad := range [][3]float64{{-1, 0.1, 0.9}, {10, -0.1, 0.9}, {10, 1.1, 0.9}, {10, 0.1, 2}, {10, math.NaN(), 0.5}, {1 << 40, 0.5, 0.5}} {
 		if _, err := blink.SparePool(int(bad[0]), bad[1], bad[2]); err == nil {
 			t.Errorf("SparePool%v accepted", bad)
 		}
 	}
-	if !math.IsNaN(blink.AbsorbProbability(-1, 1, 0.1)) {
-		t.Error("AbsorbProbability accepted -1 hosts")
+	if !math.IsNaN(blink.AbsorbProbability(-1, 1, 0.1)) || !math.IsNaN(blink.AbsorbProbability(1<<40, 1<<39, 0.5)) {
+		t.Error("AbsorbProbability accepted -1 or 2^40 hosts")
 	}
 	// Large domains do not underflow: 10,000 hosts at 1% (mean 100, sd ≈ 10).
 	if n, _ := blink.SparePool(10000, 0.01, 0.999); n < 120 || n > 135 {

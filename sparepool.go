@@ -5,6 +5,11 @@ import (
 	"math"
 )
 
+// maxPoolHosts bounds SparePool's domain: the most hosts a topology holds
+// (BuildShape's limit). The sum it makes runs from 0 hosts failed, so a
+// larger domain would cost as many steps as it has hosts.
+const maxPoolHosts = 1 << 28
+
 // SparePool sizes a spare pool: for a domain of hosts hosts, each failing
 // independently with probability failProb over one repair window, it
 // returns the fewest spares N such that the domain absorbs its failures —
@@ -14,13 +19,13 @@ import (
 // computed one per domain: with 18-host NVL72 racks and a 1% failure
 // probability, N = 2 absorbs a rack's failures with probability 0.9993.
 //
-// hosts ≥ 0, failProb and target in [0, 1]; anything else is an error
-// wrapping ErrInvalid. The answer is at most hosts (target 1 with failProb >
-// 0 needs every host). O(N).
+// hosts in 0…2^28 (the most hosts a topology holds), failProb and target in
+// [0, 1]; anything else is an error wrapping ErrInvalid. The answer is at
+// most hosts (target 1 with failProb > 0 needs every host). O(N).
 func SparePool(hosts int, failProb, target float64) (int, error) {
 	switch {
-	case hosts < 0:
-		return 0, fmt.Errorf("%w: %d hosts", ErrInvalid, hosts)
+	case hosts < 0 || hosts > maxPoolHosts:
+		return 0, fmt.Errorf("%w: %d hosts, want 0…%d", ErrInvalid, hosts, maxPoolHosts)
 	case !(failProb >= 0 && failProb <= 1):
 		return 0, fmt.Errorf("%w: failure probability %v, want 0…1", ErrInvalid, failProb)
 	case !(target >= 0 && target <= 1):
@@ -50,9 +55,10 @@ func SparePool(hosts int, failProb, target float64) (int, error) {
 
 // AbsorbProbability is P(X ≤ spares) for X ~ Binomial(hosts, failProb): the
 // probability that a domain of hosts hosts with spares spares absorbs the
-// failures of one repair window. Arguments out of range give NaN. O(spares).
+// failures of one repair window. Arguments out of range (hosts as for
+// SparePool) give NaN. O(spares).
 func AbsorbProbability(hosts, spares int, failProb float64) float64 {
-	if hosts < 0 || spares < 0 || !(failProb >= 0 && failProb <= 1) {
+	if hosts < 0 || hosts > maxPoolHosts || spares < 0 || !(failProb >= 0 && failProb <= 1) {
 		return math.NaN()
 	}
 	if spares >= hosts || failProb == 0 {
