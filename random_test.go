@@ -261,7 +261,6 @@ func (l *loop) must(step int, err error, what string) {
 	l.n[what]++
 }
 
-// record folds the decisions into the run's digest.
 // cloneAndCycle continues the loop on a clone of the engine, after checking
 // that the clone's next cycle decides what the original's does.
 func (l *loop) cloneAndCycle(step int) {
@@ -280,6 +279,7 @@ func (l *loop) cloneAndCycle(step int) {
 	l.n["clones"]++
 }
 
+// record folds the decisions into the run's digest.
 func (l *loop) record(d blink.Decisions) {
 	l.hash = fmt.Appendf(l.hash, "%d|%v|%v|%v|%v|%v|%v\n", d.Now, d.Binds, d.Repairs, d.Preemptions, d.Moves, d.Expired, d.Pending)
 	for _, b := range d.Binds {
