@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -36,7 +37,7 @@ func TestRandomLoops(t *testing.T) {
 	seed := envInt(t, "BLINK_SEED", 1)
 	t.Logf("BLINK_SEED=%d BLINK_STEPS=%d", seed, steps)
 	configs := []loopConfig{{name: "plain"}, {name: "spares+planners", spares: true, plans: true},
-		{name: "planners/no-ends", plans: true, noEnds: true}}
+		{name: "planners/no-ends", plans: true, noEnds: true}, {name: "planners/extremes", plans: true, extremes: true}}
 	for i, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
 			n := steps / len(configs)
@@ -51,10 +52,13 @@ func TestRandomLoops(t *testing.T) {
 }
 
 // loopConfig: spares adds a spare policy and a default run time, plans the
-// test planners; with noEnds no job gives a run time.
+// test planners; with noEnds no job gives a run time; with extremes,
+// priorities, run times and the clock take values at the ends of their
+// ranges (MinInt32, MaxInt32, MaxInt64…), and the default run time is
+// MaxInt64 - 1.
 type loopConfig struct {
-	name                  string
-	spares, plans, noEnds bool
+	name                            string
+	spares, plans, noEnds, extremes bool
 }
 
 type loopResult struct {
@@ -84,6 +88,9 @@ func runLoop(t *testing.T, seed uint64, steps int, c loopConfig) loopResult {
 	if c.plans {
 		cfg.Preempter = &greedyPreempter{}
 		cfg.Defragmenter = &oneMoveDefragmenter{}
+	}
+	if c.extremes {
+		cfg.DefaultRunTime = math.MaxInt64 - 1
 	}
 	l := &loop{t: t, rng: rand.New(rand.NewPCG(seed, 42)), h: newHarness(t, sh, cfg), n: map[string]int{}, c: c}
 	for step := range steps {
@@ -156,12 +163,21 @@ func (l *loop) spec() blink.JobSpec {
 	if r.IntN(3) == 0 && !l.c.noEnds {
 		s.RunTime = int64(5 + r.IntN(60))
 	}
+	if l.c.extremes {
+		s.Priority = []int32{math.MinInt32, -1, 0, 1, math.MaxInt32}[r.IntN(5)]
+		s.RunTime = []int64{0, 1, 50, math.MaxInt64 - 1, math.MaxInt64}[r.IntN(5)]
+	}
 	return s
 }
 
 func (l *loop) step(step int) {
 	r, e := l.rng, l.h.e
-	l.now += int64(r.IntN(3))
+	if d := int64(r.IntN(3)); l.now < math.MaxInt64-d {
+		l.now += d
+	}
+	if l.c.extremes && r.IntN(400) == 0 { // the clock jumps to the end of time
+		l.now = max(l.now, math.MaxInt64-int64(r.IntN(100)))
+	}
 	tree := l.h.tree
 	switch x := r.IntN(100); {
 	case x < 18:
