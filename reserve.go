@@ -149,8 +149,8 @@ func (e *Engine) hostCands(j *job, d topology.DomainID, g int32) []resCand {
 			taken = lowBits(free, int(nowPods*g))
 			cands = append(cands, resCand{ready: e.now, h: h, pods: nowPods, mask: taken})
 		}
-		if later := int32(bits.OnesCount64(usable))/g - nowPods; later > 0 {
-			cands = append(cands, resCand{ready: e.laterReady(h, lo, ends), h: h, pods: later, mask: lowBits(usable&^taken, int(later*g))})
+		if rest := int32(bits.OnesCount64(usable))/g - nowPods; rest > 0 {
+			cands = append(cands, resCand{ready: e.laterReady(h, lo, ends), h: h, pods: rest, mask: lowBits(usable&^taken, int(rest*g))})
 		}
 	}
 	e.cands = cands

@@ -63,9 +63,10 @@ func (e *Engine) countQueued() {
 	}
 }
 
-// add counts job j's pods, at most one per GPU of tree t and host beyond:
-// room is made for jobs that can bind, not for any count a spec may ask
-// (a larger job, if it binds at all, grows the buffers in its cycle).
+// add counts job j's pods, each set's at most as many as tree t has GPUs
+// and hosts together: room is made for jobs that can bind, not for any
+// count a spec may ask (a larger job, if it binds at all, grows the buffers
+// in its cycle).
 func (q *queued) add(t *topology.Tree, j *job) {
 	most := t.NumGPUs() + t.NumHosts()
 	for i := range j.spec.Sets {
