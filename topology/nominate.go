@@ -14,6 +14,7 @@ func (s *State) nominate(n *Nomination) error {
 	if len(n.GPUs) == 0 {
 		return fmt.Errorf("%w: nomination of job %d names no GPUs", ErrInvalid, id)
 	}
+	end := GPUID(0) // the end of the last GPU's host: ascending GPUs of one host share its lookup
 	for i, g := range n.GPUs {
 		switch {
 		case g < 0 || int(g) >= t.NumGPUs():
@@ -25,7 +26,11 @@ func (s *State) nominate(n *Nomination) error {
 		case testBit(s.failed, int(g)):
 			return fmt.Errorf("%w: GPU %d failed", ErrStale, g)
 		}
-		if h := t.GPUHost(g); Health(s.hostFlags[h]&flagHealthMask) != Healthy {
+		if g < end {
+			continue
+		}
+		h := t.GPUHost(g)
+		if end = GPUID(t.hostGPU[h+1]); Health(s.hostFlags[h]&flagHealthMask) != Healthy {
 			return fmt.Errorf("%w: GPU %d is on %s host %s", ErrStale, g, Health(s.hostFlags[h]&flagHealthMask), t.HostName(h))
 		}
 	}
