@@ -170,33 +170,35 @@ const (
 
 // job is the engine's record of one slot.
 type job struct {
+	// What the cycle and the reports read of most jobs they touch comes first,
+	// in the struct's first two cache lines: a job's record is cold when a
+	// fault or a cycle reaches it, and each further line is another miss.
 	state   jobState
+	nom     nomKind
+	faulted bool // queued for repair
+	inQueue bool // in e.queue (pending, or pending-to-be after a requeue)
+	elastic bool
+	visited bool // scratch for a cycle
 	gen     uint32
-	seq     uint64 // submission order
-	submit  int64
+	waitFor int32 // victims (or moves) still to be confirmed for its nomination
+	forJob  int32 // a victim's or moved job's beneficiary slot, -1 none
+	forGen  uint32
+	domain  topology.DomainID // the required domain it runs in (repair scope), or the root
+
+	nomDomain topology.DomainID
+	deadline  int64 // of the unconfirmed action (assumed, repairing, moving, evicting, released)
+	started   int64
+	need      int64  // whole GPUs of the smallest size (fractions count 1)
+	key       uint64 // hash of the static part of the memo key
+	seq       uint64 // submission order
+	submit    int64
+	nomReady  int64 // the nomination's ready time
+	nomExpiry int64
+
 	spec    JobSpec
 	req     placement.Request // template: Sets at full size, Job, Priority, …
 	minReq  []placement.PodSet
-	key     uint64 // hash of the static part of the memo key
-	elastic bool
-	need    int64 // whole GPUs of the smallest size (fractions count 1)
-
-	deadline int64             // of the unconfirmed action (assumed, repairing, moving, evicting, released)
-	domain   topology.DomainID // the required domain it runs in (repair scope), or the root
-	started  int64
-
-	faulted bool // queued for repair
-	inQueue bool // in e.queue (pending, or pending-to-be after a requeue)
-
-	nom       nomKind
-	nomDomain topology.DomainID
-	nomReady  int64 // the nomination's ready time
-	nomExpiry int64
-	waitFor   int32 // victims (or moves) still to be confirmed for its nomination
-	forJob    int32 // a victim's or moved job's beneficiary slot, -1 none
-	forGen    uint32
-	oldPods   []topology.Pod
-	visited   bool // scratch for a cycle
+	oldPods []topology.Pod
 }
 
 // validateSpec checks a spec against tree t.
