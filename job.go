@@ -171,8 +171,9 @@ const (
 // job is the engine's record of one slot.
 type job struct {
 	// What the cycle and the reports read of most jobs they touch comes first,
-	// in the struct's first two cache lines: a job's record is cold when a
-	// fault or a cycle reaches it, and each further line is another miss.
+	// in the struct's first two cache lines (with the spec's priority and
+	// preemptibility): a job's record is cold when a fault or a cycle reaches
+	// it, and each further line is another miss.
 	state   jobState
 	nom     nomKind
 	faulted bool // queued for repair
@@ -186,6 +187,9 @@ type job struct {
 	domain  topology.DomainID // the required domain it runs in (repair scope), or the root
 
 	nomDomain topology.DomainID
+
+	spec JobSpec // its Priority and Preemptible still in the second line
+
 	deadline  int64 // of the unconfirmed action (assumed, repairing, moving, evicting, released)
 	started   int64
 	need      int64  // whole GPUs of the smallest size (fractions count 1)
@@ -195,7 +199,6 @@ type job struct {
 	nomReady  int64 // the nomination's ready time
 	nomExpiry int64
 
-	spec    JobSpec
 	req     placement.Request // template: Sets at full size, Job, Priority, …
 	minReq  []placement.PodSet
 	oldPods []topology.Pod
