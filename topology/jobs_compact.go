@@ -69,7 +69,7 @@ func (s *State) growJobView() {
 
 // reserveJobView makes room for jobs more ids without reallocating (Grow).
 func (s *State) reserveJobView(jobs int) {
-	n := len(s.jobs) + jobs - len(s.jobPrio)
+	n := max(len(s.jobs)+jobs-len(s.jobPrio), 0) // the view may reach past the table (viewLen)
 	s.jobPrio = slices.Grow(s.jobPrio, n)
 	s.jobPods = slices.Grow(s.jobPods, n)
 	s.jobMilli = slices.Grow(s.jobMilli, n)
