@@ -55,9 +55,10 @@ func (v *Solver) wholeBest(lo, hi int32, need int64) (int32, bool) {
 	}
 	w.sync(v.s)
 	free := v.s.DomainFreeData()
+	_, _, nb := v.s.HistogramData()
 	for k := max(need, 1); k < int64(len(w.bucket)); k++ {
 		if w.size[k] > 0 {
-			if best := w.least(w.bucket[k], lo, hi, free); best >= 0 {
+			if best := w.least(w.bucket[k], lo, hi, free, int32(k)*int32(nb-1)); best >= 0 {
 				return v.chose(best, k)
 			}
 		}
@@ -66,8 +67,10 @@ func (v *Solver) wholeBest(lo, hi int32, need int64) (int32, bool) {
 }
 
 // least returns the domain in [lo, hi) of bucket b with the fewest free GPUs
-// (the lowest index among equals), or -1.
-func (w *wholeIndex) least(b []uint64, lo, hi int32, free []int32) int32 {
+// (the lowest index among equals), or -1. No domain of the bucket has fewer
+// free GPUs than floor (its wholly free hosts'): the first with floor is the
+// answer.
+func (w *wholeIndex) least(b []uint64, lo, hi int32, free []int32, floor int32) int32 {
 	from, to := lo-w.lo, hi-w.lo
 	best, bestFree := int32(-1), int32(0)
 	for wi := from >> 6; wi<<6 < to; wi++ {
@@ -81,6 +84,9 @@ func (w *wholeIndex) least(b []uint64, lo, hi int32, free []int32) int32 {
 		for ; word != 0; word &= word - 1 {
 			d := w.lo + wi<<6 + int32(bits.TrailingZeros64(word))
 			if f := free[d]; best < 0 || f < bestFree {
+				if f <= floor {
+					return d
+				}
 				best, bestFree = d, f
 			}
 		}
