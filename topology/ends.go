@@ -4,7 +4,7 @@ import "fmt"
 
 // The count of live jobs with an expected end (Job.HasEnd). A reader that
 // ranks hosts by when their jobs end (an engine's reservation) learns from
-// it, in O(1), that no job has one, and then reads no job at all. addJob and
+// it, in O(1), that no job has one, and need not read the jobs' records. addJob and
 // removeJob keep it, with journaled writes; Check recounts it.
 
 // countEnd adds delta (±1) for live job id, if it has an expected end.

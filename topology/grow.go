@@ -25,8 +25,8 @@ func (s *State) Grow(pods, jobs int) {
 const setChunk = 1024
 
 // newJobRec returns the record of an absent job id, with storage for one
-// pod set carved from s.setRoom: adding a job of one pod set to a new id,
-// journal-free, then allocates nothing (ownSets). The storage stays the
+// pod set carved from s.setRoom: adding a job of one pod set to a new id
+// then allocates nothing, journaled or not (ownSets). The storage stays the
 // record's for the State's life, as the record does.
 func (s *State) newJobRec() jobRec {
 	if len(s.setRoom) == cap(s.setRoom) {
