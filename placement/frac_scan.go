@@ -56,6 +56,24 @@ func (v *Solver) bestDomainFrac(lo, hi int32, need int64) (int32, bool) {
 	return lo + int32(best), best >= 0
 }
 
+// fracBound is upper(d) for a fractional set when no nominated GPUs or
+// released jobs are in play and every model is acceptable (as the root
+// index asks): bestDomainFrac's bound for one domain.
+func (v *Solver) fracBound(d topology.DomainID) int64 {
+	const B = topology.PartialBuckets
+	q := *(*[B]int32)(v.s.PartialGPUsData()[int(d)*B:])
+	f, sh := int64(v.s.Free(d)), v.s.SharedMilli(d)
+	if x := v.rx; x != nil {
+		f, sh = f-x.freeAll(d), sh-x.dshare[d]
+		for b, c := range x.partOf(d) {
+			q[b] -= c
+		}
+	}
+	m, pb := int64(v.set.Milli), &v.perB
+	n := int64(q[0])*pb[0] + int64(q[1])*pb[1] + int64(q[2])*pb[2] + int64(q[3])*pb[3]
+	return f*(topology.FullGPU/m) + min(n, sh/m)
+}
+
 // bestHostFrac is bestScan over hosts [lo, hi) for a plain fractional set,
 // on hosts no pod of this attempt went to, with no eligibility (but a
 // Restriction's) or exclusivity asked. When the pod's milli is a multiple of the partial

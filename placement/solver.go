@@ -60,6 +60,7 @@ type Solver struct {
 	ex        exSearch
 	wide      []*wideMin    // by GPUs per pod
 	wideRx    []*wideMin    // the same for restricted requests
+	wlog      wideLog       // the touch log decoded for them (wide_log.go)
 	whole     []*wholeIndex // by level: domains by wholly free hosts (whole_index.go)
 	wholeMin  int32         // tests: the range from which bestDomainWhole uses it (0: wholeIndexMin)
 	rx        *Restriction  // the request's, synced with the State
@@ -80,6 +81,7 @@ type Solver struct {
 	relDirty  bool             // rel's slots may hold milli per GPU (a build for fractional pods): newRel must not reuse them as they are
 	relKept   bool             // v.ov[:len(v.rel)] (its backing array) holds this release's overlays, maybe taken from (installRel)
 	legacy    bool             // tests only: the general paths, without plainCap and the shortcuts that skip work
+	noOne     bool             // tests only: no placeOne (one.go), the rest as usual
 	reason    Reason
 
 	maxByModel []int
@@ -141,6 +143,10 @@ func (v *Solver) PlaceWithout(s *topology.State, r *Request, scope topology.Doma
 	v.scope = scope
 	v.release(gone)
 	v.reset()
+	if v.placeOne(plan) {
+		return true, Reason{}, nil
+	}
+	v.known, v.profAt, v.profGPU = knownCap{idx: -1}, -1, -1 // as begin left them
 	if !v.rejectFast() {
 		plan.Pods = plan.Pods[:0]
 		return false, v.reason, nil

@@ -14,14 +14,14 @@ import "github.com/blinksched/blink/topology"
 // acceptable.
 type wideMin struct {
 	s     *topology.State
-	seq   uint64
+	gen   uint64 // the Solver's wideLog generation and entry count when last synced
+	pos   uint64
 	g     int32
 	milli int32 // > 0: pods of milli of one GPU; capacities are upper's
 	lo    topology.DomainID
 	n     int
 	size  int
 	node  []wideKey
-	dirty []topology.DomainID // scratch: the children touched since the last sync
 	stamp []uint32            // per child: epoch of the sync that last set it
 	epoch uint32
 	rx    *Restriction // the closed set the capacities leave out (nil: none)
@@ -81,25 +81,27 @@ func (w *wideMin) sync(v *Solver) {
 	if v.rx != nil {
 		w.rxGen = v.rx.gen
 	}
-	if w.s == s {
-		var ok bool
-		if w.dirty, ok = s.Touched(w.seq, w.dirty[:0]); ok {
-			w.seq = s.TouchSeq()
-			w.epoch++
-			if w.epoch == 0 { // wrapped: clear the stamps once every 2^32 syncs
-				clear(w.stamp)
-				w.epoch = 1
-			}
-			for _, d := range w.dirty { // the log may repeat a child: set it once
+	l := &v.wlog
+	l.sync(s)
+	if w.s == s && !l.fresh(w.gen, w.pos) {
+		w.epoch++
+		if w.epoch == 0 { // wrapped: clear the stamps once every 2^32 syncs
+			clear(w.stamp)
+			w.epoch = 1
+		}
+		size := uint64(len(l.dom))
+		for q := w.pos; q < l.n; q++ { // the log may repeat a child: set it once
+			if d := l.dom[q%size]; d >= 0 {
 				if i := d - w.lo; w.stamp[i] != w.epoch {
 					w.stamp[i] = w.epoch
 					w.set(v, d)
 				}
 			}
-			return
 		}
+		w.pos = l.n
+		return
 	}
-	w.s, w.seq = s, s.TouchSeq()
+	w.s, w.gen, w.pos = s, l.gen, l.n
 	lo, hi := v.t.Children(0)
 	w.lo, w.n = lo, int(hi-lo)
 	w.size = 1
@@ -127,7 +129,7 @@ func (w *wideMin) sync(v *Solver) {
 func (w *wideMin) leaf(v *Solver, d topology.DomainID) wideKey {
 	var c int64
 	if w.milli > 0 {
-		c = v.upper(d)
+		c = v.fracBound(d)
 	} else {
 		c = v.histCap(d)
 	}
@@ -142,10 +144,17 @@ func (w *wideMin) leaf(v *Solver, d topology.DomainID) wideKey {
 func (w *wideMin) set(v *Solver, d topology.DomainID) {
 	i := w.size + int(d-w.lo)
 	k := w.leaf(v, d)
-	if w.node[i] == k {
+	old := w.node[i]
+	if old == k {
 		return
 	}
 	w.node[i] = k
+	if k.less(old) { // d wins where it won (there the node holds old) and where it now beats the winner
+		for i /= 2; i >= 1 && k.less(w.node[i]); i /= 2 {
+			w.node[i] = k
+		}
+		return
+	}
 	for i /= 2; i >= 1; i /= 2 {
 		m := minKey(w.node[2*i], w.node[2*i+1])
 		if w.node[i] == m {

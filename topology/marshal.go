@@ -155,7 +155,7 @@ func (s *State) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	n.touches = s.touches
-	n.touches.seq += touchLogSize + 1 // readers of the touch log must start over
+	n.touches.seq += TouchLogSize + 1 // readers of the touch log must start over
 	*s = *n
 	return nil
 }

@@ -4,21 +4,22 @@ package topology
 // placement Solver's index over the root's children, a Restriction's sums
 // over its closed hosts) catch up with a State in time proportional to what
 // changed: every change to a host's free GPUs, shared milli or partly used
-// GPUs appends the host to a ring of touchLogSize entries. It is not part of
+// GPUs appends the host to a ring of TouchLogSize entries. It is not part of
 // the State's value: snapshots omit it, Check ignores it, a rolled-back Delta
 // leaves its touches (a reader then recomputes figures that did not change,
-// which is harmless).
-const touchLogSize = 4096
+// which is harmless). TouchLogSize is how many touches the ring holds: a
+// reader that falls further behind (TouchesLost) must start over.
+const TouchLogSize = 4096
 
 type touchLog struct {
 	seq uint64
-	ids [touchLogSize]HostID
+	ids [TouchLogSize]HostID
 }
 
 // touch records that host h's free GPUs, shared milli or partly used GPUs
 // changed.
 func (s *State) touch(h HostID) {
-	s.touches.ids[s.touches.seq%touchLogSize] = h
+	s.touches.ids[s.touches.seq%TouchLogSize] = h
 	s.touches.seq++
 }
 
@@ -31,7 +32,7 @@ func (s *State) TouchSeq() uint64 { return s.touches.seq }
 // HostGeneration must then start over too: a snapshot may bring a host back
 // to a generation it had with other content. O(1).
 func (s *State) TouchesLost(since uint64) bool {
-	return s.touches.seq-since > touchLogSize || since > s.touches.seq
+	return s.touches.seq-since > TouchLogSize || since > s.touches.seq
 }
 
 // Touched appends to dst the level-1 domains (children of the root) whose
@@ -46,16 +47,13 @@ func (s *State) Touched(since uint64, dst []DomainID) (_ []DomainID, ok bool) {
 	t := s.t
 	lo, hi := HostID(0), HostID(0) // the last level-1 domain's hosts: a run of touches there is one entry
 	for q := since; q < s.touches.seq; q++ {
-		h := s.touches.ids[q%touchLogSize]
+		h := s.touches.ids[q%TouchLogSize]
 		if h >= lo && h < hi {
 			continue
 		}
-		d := t.hostParent[h]
-		if d <= 0 {
+		d := t.TopDomain(h)
+		if d < 0 {
 			continue
-		}
-		for t.domParent[d] > 0 {
-			d = t.domParent[d]
 		}
 		lo, hi = HostID(t.domHostLo[d]), HostID(t.domHostEnd[d])
 		dst = append(dst, DomainID(d))
@@ -72,7 +70,7 @@ func (s *State) TouchedHosts(since uint64, dst []HostID) (_ []HostID, ok bool) {
 		return dst, false
 	}
 	for q := since; q < s.touches.seq; q++ {
-		dst = append(dst, s.touches.ids[q%touchLogSize])
+		dst = append(dst, s.touches.ids[q%TouchLogSize])
 	}
 	return dst, true
 }

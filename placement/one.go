@@ -1,0 +1,56 @@
+package placement
+
+import "github.com/blinksched/blink/topology"
+
+// placeOne is PlaceWithout's path for the commonest request, one pod of one
+// set anywhere: no slices, no level required or preferred below the root,
+// the root as scope and no jobs gone. For one pod, fill's descent is
+// bestChild at every level from the root down to a host, then that host
+// takes the pod; placeOne makes the same calls without the general path's
+// set-up (rejectFast, setOrder, placeAll and fill's other cases), and so
+// gives its answer whenever it finds a host.
+//
+// It returns false, having written nothing the general path reads, when
+// the request is not such a request or a level's best child turns out to
+// hold no pod (capacities of fractions, CPU or memory are upper bounds):
+// the general path then places the request or says why not. Where the two
+// could take different routes they agree: fill hands a domain of exact
+// capacity 1 to fillAll, whose only host that holds the pod is the one the
+// descent reaches (the only child with capacity at every level), and the
+// pod takes the same GPUs there (assignWhole's free-mask or pickGPUs).
+func (v *Solver) placeOne(plan *Plan) bool {
+	r := v.r
+	if v.legacy || v.noOne || len(r.Sets) != 1 || v.scope != 0 || len(v.gone) != 0 ||
+		r.Required > 0 || r.Preferred > 0 {
+		return false
+	}
+	if set := &r.Sets[0]; set.Pods != 1 || set.SliceSize > 1 {
+		return false
+	}
+	if v.maxGPUs = v.largestHost(); v.maxGPUs < 0 { // bestChild's noHostHolds reads it
+		return false
+	}
+	v.setCurrent(0)
+	v.last, v.pos, v.start = true, 0, 0
+	l, i := topology.Level(0), int32(0)
+	for l != v.hl {
+		cl := l + 1
+		if lo, hi := v.t.Children(topology.DomainID(i)); lo == hi {
+			cl = v.hl
+		}
+		c, ok := v.bestChild(topology.DomainID(i), cl, 1)
+		if !ok {
+			return false
+		}
+		l, i = cl, c
+	}
+	h := topology.HostID(i)
+	if v.capOf(v.hl, i) < 1 {
+		return false
+	}
+	v.sizeOut(plan)
+	v.touchRack(h)
+	v.assign(h, 1)
+	v.writePlan(plan, 0)
+	return true
+}

@@ -1,0 +1,58 @@
+package placement
+
+import "github.com/blinksched/blink/topology"
+
+// wideLog is the State's touch log decoded once into level-1 domains for
+// all of a Solver's root indexes (one per pod shape, wideMin), so that each
+// index reads a domain per run of touches instead of walking every touched
+// host up to the root itself. Its entries are runs: consecutive touches of
+// hosts in one level-1 domain, within one sync, are one entry.
+type wideLog struct {
+	s   *topology.State
+	gen uint64              // bumped whenever decoding starts afresh (another State, or touches lost)
+	seq uint64              // touches decoded so far
+	n   uint64              // entries written so far
+	dom []topology.DomainID // ring of entries: entry i at i mod its length (-1: hosts right under the root)
+	hs  []topology.HostID   // scratch
+}
+
+// sync decodes the touches since the last call. When the log lost touches
+// (or s is another State), decoding starts afresh at the present, and every
+// index synced before then starts over (fresh).
+func (l *wideLog) sync(s *topology.State) {
+	var ok bool
+	if l.s == s {
+		l.hs, ok = s.TouchedHosts(l.seq, l.hs[:0])
+	}
+	if !ok {
+		l.s, l.seq = s, s.TouchSeq()
+		l.gen++
+		return
+	}
+	if len(l.dom) == 0 {
+		l.dom = make([]topology.DomainID, topology.TouchLogSize) // entries since a live index's sync ≤ its touches ≤ the ring's
+	}
+	t := s.Tree()
+	lo, hi := topology.HostID(0), topology.HostID(0) // the last entry's hosts
+	size := uint64(len(l.dom))
+	for _, h := range l.hs {
+		if h >= lo && h < hi {
+			continue
+		}
+		top := t.TopDomain(h)
+		lo, hi = h, h+1
+		if top >= 0 {
+			lo, hi = t.Hosts(top)
+		}
+		l.dom[l.n%size] = top
+		l.n++
+	}
+	l.seq += uint64(len(l.hs))
+}
+
+// fresh reports whether an index last synced at generation gen and entry
+// count n must start over: the log started afresh since, or (not reached
+// while the State's log holds as much as the ring) lost entries it needs.
+func (l *wideLog) fresh(gen, n uint64) bool {
+	return gen != l.gen || l.n-n > uint64(len(l.dom))
+}
