@@ -22,7 +22,7 @@ type wideMin struct {
 	n     int
 	size  int
 	node  []wideKey
-	stamp []uint32            // per child: epoch of the sync that last set it
+	stamp []uint32 // per child: epoch of the sync that last set it
 	epoch uint32
 	rx    *Restriction // the closed set the capacities leave out (nil: none)
 	rxGen uint64       // its gen when last synced
