@@ -147,6 +147,7 @@ func (v *Solver) PlaceWithout(s *topology.State, r *Request, scope topology.Doma
 		return true, Reason{}, nil
 	}
 	v.known, v.profAt, v.profGPU = knownCap{idx: -1}, -1, -1 // as begin left them
+	v.setOrder()
 	if !v.rejectFast() {
 		plan.Pods = plan.Pods[:0]
 		return false, v.reason, nil
@@ -177,7 +178,6 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 	v.profAt, v.profGPU = -1, -1
 	v.setModels()
 	v.extra.Collect(s, r.Job, &v.info) // the nominated GPUs this gang may take
-	v.setOrder()
 }
 
 // sizeOut makes the plan's pod buffer the output, sized to the gang (pods

@@ -34,6 +34,9 @@ func (s *State) AppendAdmitted(dst []HostMask, id JobID, info *Job) []HostMask {
 		}
 	}
 	out := dst[n0:]
+	if len(out) < 2 { // none, or one host: nothing to sort or merge
+		return dst
+	}
 	slices.SortFunc(out, func(a, b HostMask) int { return int(a.Host - b.Host) })
 	k := 0
 	for _, e := range out { // merge hosts of two nominations
