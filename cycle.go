@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 
 	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
@@ -116,50 +115,58 @@ func (e *Engine) schedule() {
 	for _, slot := range e.nominees {
 		e.jobs[slot].visited = false
 	}
-	bound := 0
+	// The queue keeps, in place and in order, the jobs still pending after
+	// their turn (nothing else enters or leaves it during the walk), so no
+	// second pass reads every queued job's record again.
+	keep := e.queue[:0]
+	e.inQueue = queued{}
 	for _, slot := range e.queue {
-		j := &e.jobs[slot]
-		j.visited = true
-		if r, wait := e.waiting(slot); wait {
-			e.waitFor(slot, r)
-			continue
+		e.visit(slot, &c)
+		if j := &e.jobs[slot]; j.state == stPending {
+			keep = append(keep, slot)
+			e.inQueue.add(e.t, j)
 		}
-		if c.place == 0 {
-			e.waitFor(slot, Reason{Code: NotTried})
-			continue
-		}
-		mask, memoOK := e.admitMask(slot)
-		if memoOK {
-			if r, ok := e.memo.lookup(e.jobs, j, memoPlace, mask); ok {
-				bound += e.settle(slot, e.blocked(slot, r, mask, memoOK, &c))
-				continue
-			}
-		}
-		c.place--
-		plan, r := e.place(slot)
-		if plan != nil && e.bind(slot, plan) {
-			bound++
-			continue
-		}
-		if memoOK {
-			e.memo.add(j, slot, memoPlace, mask, r)
-		}
-		bound += e.settle(slot, e.blocked(slot, r, mask, memoOK, &c))
 	}
-	if bound > 0 {
-		e.queue = slices.DeleteFunc(e.queue, func(slot int32) bool { return e.jobs[slot].state != stPending })
-		e.countQueued()
+	e.queue = keep
+}
+
+// visit gives queued job slot its turn: it waits on its nomination, fits
+// (and is bound), or is blocked (a planner may still bind it).
+func (e *Engine) visit(slot int32, c *budget) {
+	j := &e.jobs[slot]
+	j.visited = true
+	if r, wait := e.waiting(slot); wait {
+		e.waitFor(slot, r)
+		return
 	}
+	if c.place == 0 {
+		e.waitFor(slot, Reason{Code: NotTried})
+		return
+	}
+	mask, memoOK := e.admitMask(slot)
+	if memoOK {
+		if r, ok := e.memo.lookup(e.jobs, j, memoPlace, mask); ok {
+			e.settle(slot, e.blocked(slot, r, mask, memoOK, c))
+			return
+		}
+	}
+	c.place--
+	plan, r := e.place(slot)
+	if plan != nil && e.bind(slot, plan) {
+		return
+	}
+	if memoOK {
+		e.memo.add(j, slot, memoPlace, mask, r)
+	}
+	e.settle(slot, e.blocked(slot, r, mask, memoOK, c))
 }
 
 // settle reports job slot as waiting for reason r, unless it was bound
-// after all (a planner found it fits); it returns 1 if bound.
-func (e *Engine) settle(slot int32, r Reason) int {
-	if e.jobs[slot].state != stPending {
-		return 1
+// after all (a planner found it fits).
+func (e *Engine) settle(slot int32, r Reason) {
+	if e.jobs[slot].state == stPending {
+		e.waitFor(slot, r)
 	}
-	e.waitFor(slot, r)
-	return 0
 }
 
 func (e *Engine) waitFor(slot int32, r Reason) {
@@ -206,13 +213,14 @@ func (e *Engine) admitMask(slot int32) (mask uint64, ok bool) {
 // request readies job slot's request template for now.
 func (e *Engine) request(slot int32) *placement.Request {
 	j := &e.jobs[slot]
-	r := &j.req
-	r.HasEnd, r.End = j.spec.RunTime > 0, later(e.now, j.spec.RunTime)
-	r.Restriction, r.Eligible = e.sp.restrictionFor(j), nil
+	s, r := &j.spec, &e.req
+	*r = placement.Request{Job: topology.JobID(slot), Priority: s.Priority, Preemptible: s.Preemptible,
+		HasEnd: s.RunTime > 0, End: later(e.now, s.RunTime), Sets: s.Sets, Required: s.Required,
+		Preferred: s.Preferred, Exclusive: s.Exclusive, Models: s.Models, Policy: s.Policy,
+		Restriction: e.sp.restrictionFor(j)}
 	if r.Restriction != nil {
 		r.Eligible = r.Restriction.Eligible()
 	}
-	r.Sets = j.spec.Sets
 	return r
 }
 
@@ -238,13 +246,13 @@ func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 	}
 	grow := int32(0)
 	for i := range j.spec.Sets {
-		grow = max(grow, j.spec.Sets[i].Pods-j.minReq[i].Pods)
+		grow = max(grow, j.spec.Sets[i].Pods-j.minSets()[i].Pods)
 	}
 	e.sets = append(e.sets[:0], j.spec.Sets...)
 	r.Sets = e.sets
 	probe := func(x int32, into *placement.Plan) (bool, placement.Reason) {
 		for i := range e.sets {
-			top, bot := j.spec.Sets[i].Pods, j.minReq[i].Pods
+			top, bot := j.spec.Sets[i].Pods, j.minSets()[i].Pods
 			n := min(top, bot+x)
 			if s := e.sets[i].SliceSize; s > 0 {
 				n -= n % s

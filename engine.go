@@ -20,6 +20,7 @@ type Engine struct {
 
 	v          placement.Solver
 	plan, best placement.Plan
+	req        placement.Request  // the request being placed, planned or reserved (request)
 	sets       []placement.PodSet // scratch request sets (elastic probes, repairs)
 
 	now int64 // the latest time seen; earlier values passed in count as now
@@ -127,7 +128,7 @@ func (e *Engine) adopt(slot int32) {
 	j.seq = e.seq
 	e.seq++
 	j.forJob = -1
-	j.prepare(slot)
+	j.prepare()
 	j.domain = e.domainOf(pods, info.Required)
 }
 
@@ -234,7 +235,7 @@ func (e *Engine) Submit(now int64, spec JobSpec) (JobID, error) {
 	gen, buf := j.gen, j.minReq
 	*j = job{gen: gen, minReq: buf, state: stPending, seq: e.seq, submit: now, spec: cloneSpec(spec), forJob: -1}
 	e.seq++
-	j.prepare(slot)
+	j.prepare()
 	e.enqueue(slot)
 	e.roomFor()
 	return e.id(slot), nil

@@ -199,8 +199,7 @@ type job struct {
 	nomReady  int64 // the nomination's ready time
 	nomExpiry int64
 
-	req     placement.Request // template: Sets at full size, Job, Priority, …
-	minReq  []placement.PodSet
+	minReq  []placement.PodSet // an elastic job's sets at their smallest (minSets); empty otherwise
 	oldPods []topology.Pod
 }
 
@@ -245,11 +244,8 @@ func cloneSpec(s JobSpec) JobSpec {
 }
 
 // prepare fills a job's derived fields from its spec.
-func (j *job) prepare(slot int32) {
+func (j *job) prepare() {
 	s := &j.spec
-	j.req = placement.Request{Job: topology.JobID(slot), Priority: s.Priority, Preemptible: s.Preemptible,
-		Sets: s.Sets, Required: s.Required, Preferred: s.Preferred, Exclusive: s.Exclusive,
-		Models: s.Models, Policy: s.Policy}
 	j.minReq = j.minReq[:0]
 	j.elastic = false
 	j.need = 0
@@ -265,7 +261,19 @@ func (j *job) prepare(slot int32) {
 		}
 		j.need += g * int64(set.Pods)
 	}
+	if !j.elastic {
+		j.minReq = j.minReq[:0] // minSets is the spec's own: one record fewer to read per job
+	}
 	j.key = specHash(j)
+}
+
+// minSets is the job's pod sets at its smallest size: the spec's, unless
+// the job is elastic.
+func (j *job) minSets() []placement.PodSet {
+	if j.elastic {
+		return j.minReq
+	}
+	return j.spec.Sets
 }
 
 // specHash hashes what decides whether the job's smallest size fits, apart
@@ -279,7 +287,7 @@ func specHash(j *job) uint64 {
 			v >>= 8
 		}
 	}
-	for _, set := range j.minReq {
+	for _, set := range j.minSets() {
 		mix(int64(set.Pods))
 		mix(int64(set.GPUs)<<32 | int64(set.Milli))
 		mix(int64(set.CPUMilli)<<32 | int64(set.MemoryMiB))
@@ -303,11 +311,12 @@ func specHash(j *job) uint64 {
 
 // sameShape reports whether jobs a and b have equal memo keys' static parts.
 func sameShape(a, b *job) bool {
-	if a.key != b.key || len(a.minReq) != len(b.minReq) || len(a.spec.Models) != len(b.spec.Models) {
+	as, bs := a.minSets(), b.minSets()
+	if a.key != b.key || len(as) != len(bs) || len(a.spec.Models) != len(b.spec.Models) {
 		return false
 	}
-	for i := range a.minReq {
-		if a.minReq[i] != b.minReq[i] {
+	for i := range as {
+		if as[i] != bs[i] {
 			return false
 		}
 	}

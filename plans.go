@@ -22,7 +22,7 @@ import (
 func (e *Engine) minRequest(slot int32) *placement.Request {
 	j := &e.jobs[slot]
 	r := e.request(slot)
-	r.Sets = j.minReq
+	r.Sets = j.minSets()
 	return r
 }
 
@@ -32,8 +32,7 @@ func (e *Engine) tryPreempt(slot int32) bool {
 	j := &e.jobs[slot]
 	r := e.minRequest(slot)
 	victims, plan, ok, err := e.cfg.Preempter.Preempt(e.s, r)
-	r.Sets = j.spec.Sets
-	if err != nil || !ok || plan == nil || !e.planFits(j.minReq, plan) {
+	if err != nil || !ok || plan == nil || !e.planFits(j.minSets(), plan) {
 		return false
 	}
 	if len(victims) == 0 {
@@ -163,8 +162,7 @@ func (e *Engine) tryDefrag(slot int32) bool {
 	j := &e.jobs[slot]
 	r := e.minRequest(slot)
 	moves, plan, ok, err := e.cfg.Defragmenter.Defrag(e.s, r, e.cfg.MaxMoves)
-	r.Sets = j.spec.Sets
-	if err != nil || !ok || plan == nil || !e.planFits(j.minReq, plan) || len(moves) > e.cfg.MaxMoves {
+	if err != nil || !ok || plan == nil || !e.planFits(j.minSets(), plan) || len(moves) > e.cfg.MaxMoves {
 		return false
 	}
 	if len(moves) == 0 {

@@ -41,7 +41,7 @@ type resCand struct {
 func (e *Engine) reserve(slot int32) bool {
 	j := &e.jobs[slot]
 	g := int32(0)
-	for _, set := range j.minReq {
+	for _, set := range j.minSets() {
 		switch {
 		case set.Milli > 0:
 			g = max(g, 1)

@@ -55,14 +55,6 @@ func (tq *timerQueue) room(n int) {
 // double, so that Submits grow it O(log n) times.
 func growCap(c, n int) int { return max(n, 2*c) }
 
-// countQueued recounts e.inQueue from the queue.
-func (e *Engine) countQueued() {
-	e.inQueue = queued{}
-	for _, slot := range e.queue {
-		e.inQueue.add(e.t, &e.jobs[slot])
-	}
-}
-
 // add counts job j's pods, each set's at most as many as tree t has GPUs
 // and hosts together: room is made for jobs that can bind, not for any
 // count a spec may ask (a larger job, if it binds at all, grows the buffers
