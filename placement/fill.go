@@ -175,10 +175,7 @@ func (v *Solver) fill(l topology.Level, i int32, want int64) int64 {
 			return 0
 		}
 	}
-	cl := l + 1
-	if lo, hi := v.t.Children(d); lo == hi {
-		cl = v.hl
-	}
+	cl := l + 1 // children one level down: hosts below the last named level
 	tried := int32(-1)
 	if c, ok := v.bestChild(d, cl, want); ok {
 		got := v.fill(cl, c, want)

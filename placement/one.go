@@ -33,16 +33,12 @@ func (v *Solver) placeOne(plan *Plan) bool {
 	v.setCurrent(0)
 	v.last, v.pos, v.start = true, 0, 0
 	l, i := topology.Level(0), int32(0)
-	for l != v.hl {
-		cl := l + 1
-		if lo, hi := v.t.Children(topology.DomainID(i)); lo == hi {
-			cl = v.hl
-		}
-		c, ok := v.bestChild(topology.DomainID(i), cl, 1)
+	for ; l != v.hl; l++ { // a domain's children are one level down (hosts below the last named level)
+		c, ok := v.bestChild(topology.DomainID(i), l+1, 1)
 		if !ok {
 			return false
 		}
-		l, i = cl, c
+		i = c
 	}
 	h := topology.HostID(i)
 	if v.capOf(v.hl, i) < 1 {
