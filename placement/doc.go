@@ -64,8 +64,13 @@
 // Whatever the search, the choice at each step is deterministic: the same
 // State and Request give the same Plan. One-pod requests at a root with more
 // than 64 children read the best child from an index the Solver keeps up to
-// date from the State's touch log, so their cost does not grow with the
-// number of blocks.
+// date from the State's touch log (one index per pod shape, all reading one
+// decoding of the log), so their cost does not grow with the number of
+// blocks. A one-pod request placed anywhere (no level required or preferred
+// below the root) takes the descent straight — the best child at every
+// level, then the host's GPUs — without the set-up gangs need; whenever a
+// level's choice cannot hold the pod (an upper bound overstated it), the
+// general path decides, so the answer is the same.
 //
 // # With a workload profile
 //
