@@ -157,15 +157,14 @@ func (v *Solver) sharedCap(d topology.DomainID, gainMilli int64) int64 {
 			part[b] -= c
 		}
 	}
-	bound := (shared + gainMilli) / m
 	if gainMilli != 0 {
-		return bound
+		return (shared + gainMilli) / m
 	}
 	n := int64(0)
 	for b, c := range part {
 		n += int64(c) * v.perB[b]
 	}
-	return min(n, bound)
+	return sharedPods(n, shared, m)
 }
 
 // histCap is Σ_k hist[k]·⌊k/g⌋ over d's acceptable models: the pods of g

@@ -45,7 +45,7 @@ func (v *Solver) bestDomainFrac(lo, hi int32, need int64) (int32, bool) {
 			}
 		}
 		n := int64(q[0])*pb[0] + int64(q[1])*pb[1] + int64(q[2])*pb[2] + int64(q[3])*pb[3]
-		cp := f*k + min(n, sh/m)
+		cp := f*k + sharedPods(n, sh, m)
 		if cp < need {
 			continue
 		}
@@ -54,6 +54,18 @@ func (v *Solver) bestDomainFrac(lo, hi int32, need int64) (int32, bool) {
 		}
 	}
 	return lo + int32(best), best >= 0
+}
+
+// sharedPods is min(n, ⌊sh/m⌋): the fractional pods of m milli that partly
+// used GPUs take, n by their buckets and at most ⌊sh/m⌋ by their shared
+// milli sh ≥ 0. It divides only when the second is the smaller: n·m ≤ sh
+// means n ≤ ⌊sh/m⌋. (A division takes tens of cycles; the scans need this
+// once per domain.)
+func sharedPods(n, sh, m int64) int64 {
+	if n*m <= sh {
+		return n
+	}
+	return sh / m
 }
 
 // fracBound is upper(d) for a fractional set when no nominated GPUs or
@@ -71,7 +83,7 @@ func (v *Solver) fracBound(d topology.DomainID) int64 {
 	}
 	m, pb := int64(v.set.Milli), &v.perB
 	n := int64(q[0])*pb[0] + int64(q[1])*pb[1] + int64(q[2])*pb[2] + int64(q[3])*pb[3]
-	return f*(topology.FullGPU/m) + min(n, sh/m)
+	return f*(topology.FullGPU/m) + sharedPods(n, sh, m)
 }
 
 // bestHostFrac is bestScan over hosts [lo, hi) for a plain fractional set,
