@@ -89,9 +89,8 @@ func (w *wideMin) sync(v *Solver) {
 			clear(w.stamp)
 			w.epoch = 1
 		}
-		size := uint64(len(l.dom))
 		for q := w.pos; q < l.n; q++ { // the log may repeat a child: set it once
-			if d := l.dom[q%size]; d >= 0 {
+			if d := l.dom[q%topology.TouchLogSize]; d >= 0 {
 				if i := d - w.lo; w.stamp[i] != w.epoch {
 					w.stamp[i] = w.epoch
 					w.set(v, d)

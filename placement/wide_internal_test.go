@@ -99,3 +99,59 @@ func randomStep(t *testing.T, rng *rand.Rand, tr *topology.Tree, s *topology.Sta
 	}
 	return s
 }
+
+// TestWideIndexBehind: a root index not asked while more runs of touches
+// went by than the decoded ring holds (another shape's index kept the
+// decoding going) starts over instead of reading overwritten entries. The
+// first blocks change (two-GPU capacity), then only the others, for more
+// entries than the ring holds; the two-GPU index must see the first ones.
+func TestWideIndexBehind(t *testing.T) {
+	tr, err := topology.BuildShape(topology.Shape{Levels: []string{"block", "rack"}, FanOut: []int{80, 2, 3}, GPUsPerHost: 4})
+	require.NoError(t, err)
+	s := topology.NewState(tr)
+	var v Solver
+	best := func(g int32) (int32, bool) {
+		r := Request{Sets: []PodSet{{Pods: 1, GPUs: g}}}
+		v.begin(s, &r)
+		v.setCurrent(0)
+		return v.wideBest()
+	}
+	scan := func(g int32) (int32, bool) {
+		r := Request{Sets: []PodSet{{Pods: 1, GPUs: g}}}
+		v.begin(s, &r)
+		v.setCurrent(0)
+		lo, hi := tr.Children(0)
+		return v.bestDomainExact(int32(lo), int32(hi), 1)
+	}
+	next := topology.JobID(0)
+	add := func(h topology.HostID) {
+		require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(next, topology.Job{}, topology.Pod{Host: h, GPUs: 1})}}))
+		next++
+	}
+	best(2) // the two-GPU index, built now
+	b0, _ := tr.Children(0)
+	for b := range topology.DomainID(20) { // one GPU taken on the first rack's hosts of blocks 0-19: they hold fewer two-GPU pods
+		r0, _ := tr.Children(b0 + b)
+		lo, _ := tr.Hosts(r0)
+		for h := lo; h < lo+3; h++ {
+			add(h)
+			best(1)
+		}
+	}
+	lo, _ := tr.Hosts(b0 + 40)
+	var fifo []topology.JobID
+	for i := range topology.TouchLogSize + 100 { // then runs in blocks 40-79 only, one per Apply
+		if i%80 < 40 {
+			fifo = append(fifo, next)
+			add(lo + topology.HostID(6*(i%40)))
+		} else {
+			require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{topology.RemoveJob(fifo[0])}}))
+			fifo = fifo[1:]
+		}
+		best(1)
+	}
+	want, wok := scan(2)
+	got, gok := best(2)
+	require.Equal(t, wok, gok)
+	require.Equal(t, want, got)
+}

@@ -9,11 +9,11 @@ import "github.com/blinksched/blink/topology"
 // hosts in one level-1 domain, within one sync, are one entry.
 type wideLog struct {
 	s   *topology.State
-	gen uint64              // bumped whenever decoding starts afresh (another State, or touches lost)
-	seq uint64              // touches decoded so far
-	n   uint64              // entries written so far
-	dom []topology.DomainID // ring of entries: entry i at i mod its length (-1: hosts right under the root)
-	hs  []topology.HostID   // scratch
+	gen uint64                                    // bumped whenever decoding starts afresh (another State, or touches lost)
+	seq uint64                                    // touches decoded so far
+	n   uint64                                    // entries written so far
+	dom *[topology.TouchLogSize]topology.DomainID // ring of entries: entry i at i mod its length (-1: hosts right under the root)
+	hs  []topology.HostID                         // scratch
 }
 
 // sync decodes the touches since the last call. When the log lost touches
@@ -29,12 +29,11 @@ func (l *wideLog) sync(s *topology.State) {
 		l.gen++
 		return
 	}
-	if len(l.dom) == 0 {
-		l.dom = make([]topology.DomainID, topology.TouchLogSize) // entries since a live index's sync ≤ its touches ≤ the ring's
+	if l.dom == nil {
+		l.dom = new([topology.TouchLogSize]topology.DomainID) // entries since a live index's sync ≤ its touches ≤ the ring's
 	}
 	t := s.Tree()
 	lo, hi := topology.HostID(0), topology.HostID(0) // the last entry's hosts
-	size := uint64(len(l.dom))
 	for _, h := range l.hs {
 		if h >= lo && h < hi {
 			continue
@@ -44,15 +43,16 @@ func (l *wideLog) sync(s *topology.State) {
 		if top >= 0 {
 			lo, hi = t.Hosts(top)
 		}
-		l.dom[l.n%size] = top
+		l.dom[l.n%topology.TouchLogSize] = top
 		l.n++
 	}
 	l.seq += uint64(len(l.hs))
 }
 
 // fresh reports whether an index last synced at generation gen and entry
-// count n must start over: the log started afresh since, or (not reached
-// while the State's log holds as much as the ring) lost entries it needs.
+// count n must start over: the decoding started afresh since, or more
+// entries went by than the ring holds (other indexes kept the decoding
+// going while this one was not asked), so the oldest it needs are gone.
 func (l *wideLog) fresh(gen, n uint64) bool {
-	return gen != l.gen || l.n-n > uint64(len(l.dom))
+	return gen != l.gen || l.n-n > topology.TouchLogSize
 }
