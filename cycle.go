@@ -210,7 +210,8 @@ func (e *Engine) admitMask(slot int32) (mask uint64, ok bool) {
 	return mask, true
 }
 
-// request readies job slot's request template for now.
+// request builds job slot's request for now, in the engine's buffer (valid
+// until the next call).
 func (e *Engine) request(slot int32) *placement.Request {
 	j := &e.jobs[slot]
 	s, r := &j.spec, &e.req

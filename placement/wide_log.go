@@ -30,7 +30,7 @@ func (l *wideLog) sync(s *topology.State) {
 		return
 	}
 	if l.dom == nil {
-		l.dom = new([topology.TouchLogSize]topology.DomainID) // entries since a live index's sync ≤ its touches ≤ the ring's
+		l.dom = new([topology.TouchLogSize]topology.DomainID)
 	}
 	t := s.Tree()
 	lo, hi := topology.HostID(0), topology.HostID(0) // the last entry's hosts
