@@ -96,14 +96,10 @@ func (t *Tree) Children(d DomainID) (lo, hi DomainID) {
 // TopDomain returns the level-1 domain (a child of the root) that holds
 // host h, or -1 for a host right under the root.
 func (t *Tree) TopDomain(h HostID) DomainID {
-	d := t.hostParent[h]
-	if d <= 0 {
-		return -1
+	if d := t.HostDomain(h, 1); d > 0 {
+		return d
 	}
-	for t.domParent[d] > 0 {
-		d = t.domParent[d]
-	}
-	return DomainID(d)
+	return -1
 }
 
 // Hosts returns the hosts of domain d as [lo, hi).
