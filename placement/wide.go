@@ -90,11 +90,10 @@ func (w *wideMin) sync(v *Solver) {
 			w.epoch = 1
 		}
 		for q := w.pos; q < l.n; q++ { // the log may repeat a child: set it once
-			if d := l.dom[q%topology.TouchLogSize]; d >= 0 {
-				if i := d - w.lo; w.stamp[i] != w.epoch {
-					w.stamp[i] = w.epoch
-					w.set(v, d)
-				}
+			d := l.dom[q%topology.TouchLogSize]
+			if i := d - w.lo; w.stamp[i] != w.epoch {
+				w.stamp[i] = w.epoch
+				w.set(v, d)
 			}
 		}
 		w.pos = l.n

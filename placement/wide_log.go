@@ -2,18 +2,18 @@ package placement
 
 import "github.com/blinksched/blink/topology"
 
-// wideLog is the State's touch log decoded once into level-1 domains for
-// all of a Solver's root indexes (one per pod shape, wideMin), so that each
-// index reads a domain per run of touches instead of walking every touched
-// host up to the root itself. Its entries are runs: consecutive touches of
+// wideLog is the State's touch log decoded once into level-1 domains
+// (State.Touched) for all of a Solver's root indexes (one per pod shape,
+// wideMin), so that each index reads a domain per run of touches instead of
+// decoding the log itself. Its entries are Touched's: consecutive touches of
 // hosts in one level-1 domain, within one sync, are one entry.
 type wideLog struct {
-	s   *topology.State
-	gen uint64                                    // bumped whenever decoding starts afresh (another State, or touches lost)
-	seq uint64                                    // touches decoded so far
-	n   uint64                                    // entries written so far
-	dom *[topology.TouchLogSize]topology.DomainID // ring of entries: entry i at i mod its length (-1: hosts right under the root)
-	hs  []topology.HostID                         // scratch
+	s    *topology.State
+	gen  uint64                                    // bumped whenever decoding starts afresh (another State, or touches lost)
+	seq  uint64                                    // touches decoded so far
+	n    uint64                                    // entries written so far
+	dom  *[topology.TouchLogSize]topology.DomainID // ring of entries: entry i at i mod its length
+	doms []topology.DomainID                       // scratch
 }
 
 // sync decodes the touches since the last call. When the log lost touches
@@ -22,31 +22,20 @@ type wideLog struct {
 func (l *wideLog) sync(s *topology.State) {
 	var ok bool
 	if l.s == s {
-		l.hs, ok = s.TouchedHosts(l.seq, l.hs[:0])
+		l.doms, ok = s.Touched(l.seq, l.doms[:0])
 	}
+	l.s, l.seq = s, s.TouchSeq()
 	if !ok {
-		l.s, l.seq = s, s.TouchSeq()
 		l.gen++
 		return
 	}
 	if l.dom == nil {
 		l.dom = new([topology.TouchLogSize]topology.DomainID)
 	}
-	t := s.Tree()
-	lo, hi := topology.HostID(0), topology.HostID(0) // the last entry's hosts
-	for _, h := range l.hs {
-		if h >= lo && h < hi {
-			continue
-		}
-		top := t.TopDomain(h)
-		lo, hi = h, h+1
-		if top >= 0 {
-			lo, hi = t.Hosts(top)
-		}
-		l.dom[l.n%topology.TouchLogSize] = top
+	for _, d := range l.doms {
+		l.dom[l.n%topology.TouchLogSize] = d
 		l.n++
 	}
-	l.seq += uint64(len(l.hs))
 }
 
 // fresh reports whether an index last synced at generation gen and entry

@@ -51,8 +51,8 @@ func (s *State) Touched(since uint64, dst []DomainID) (_ []DomainID, ok bool) {
 		if h >= lo && h < hi {
 			continue
 		}
-		d := t.TopDomain(h)
-		if d < 0 {
+		d := t.HostDomain(h, 1)
+		if d == 0 { // a host right under the root
 			continue
 		}
 		lo, hi = HostID(t.domHostLo[d]), HostID(t.domHostEnd[d])

@@ -93,15 +93,6 @@ func (t *Tree) Children(d DomainID) (lo, hi DomainID) {
 	return DomainID(t.domChild[d]), DomainID(t.domChildEnd[d])
 }
 
-// TopDomain returns the level-1 domain (a child of the root) that holds
-// host h, or -1 for a host right under the root.
-func (t *Tree) TopDomain(h HostID) DomainID {
-	if d := t.HostDomain(h, 1); d > 0 {
-		return d
-	}
-	return -1
-}
-
 // Hosts returns the hosts of domain d as [lo, hi).
 func (t *Tree) Hosts(d DomainID) (lo, hi HostID) {
 	return HostID(t.domHostLo[d]), HostID(t.domHostEnd[d])
