@@ -18,6 +18,13 @@
 // the queue's jobs of at most 8 GPUs (8,524 of them, all of which bind),
 // for what one small job costs; -second runs the first cycle on the fixture
 // before, so that -cycle measures a second one (BenchmarkCycle's cycle=2).
+//
+// -preempt shape counts instead one preempt.Planner.Plan of BenchmarkPreempt's
+// gpus200k request on shape (nvl72 or hgx) at 1M GPUs, after a warm-up Plan
+// by the same Planner (bench.Preempt200k's State and request), through
+// main.plan:
+//
+//	valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect=main.plan /tmp/cycleprobe -preempt nvl72
 package main
 
 import (
@@ -27,6 +34,9 @@ import (
 
 	"github.com/blinksched/blink"
 	"github.com/blinksched/blink/bench"
+	"github.com/blinksched/blink/placement"
+	"github.com/blinksched/blink/preempt"
+	"github.com/blinksched/blink/topology"
 )
 
 func main() {
@@ -34,7 +44,15 @@ func main() {
 	spares := flag.Bool("spares", false, "one spare host per rack")
 	small := flag.Bool("small", false, "only the queue's jobs of at most 8 GPUs")
 	second := flag.Bool("second", false, "run the first cycle in any case; -cycle runs the second")
+	shape := flag.String("preempt", "", "count one gpus200k preemption Plan on this shape instead")
 	flag.Parse()
+	if *shape != "" {
+		if err := probePreempt(*shape); err != nil {
+			fmt.Fprintln(os.Stderr, "cycleprobe:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	fixture := bench.EngineFixture
 	if *small {
 		fixture = smallFixture
@@ -60,6 +78,31 @@ func main() {
 //
 //go:noinline
 func measured(e *blink.Engine, now int64) blink.Decisions { return e.Cycle(now) }
+
+// probePreempt runs one gpus200k Plan on shape through plan, after a
+// warm-up Plan.
+func probePreempt(shape string) error {
+	s, req, _, err := bench.Preempt200k(shape)
+	if err != nil {
+		return err
+	}
+	var p preempt.Planner
+	var res preempt.Result
+	if _, _, err := p.Plan(s, &req, 0, 1, &res); err != nil {
+		return err
+	}
+	ok := plan(&p, s, &req, &res)
+	fmt.Printf("fits %v, %d victims, exact %v\n", ok, len(res.Victims), res.Exact)
+	return nil
+}
+
+// plan runs the Plan callgrind counts.
+//
+//go:noinline
+func plan(p *preempt.Planner, s *topology.State, req *placement.Request, res *preempt.Result) bool {
+	ok, _, _ := p.Plan(s, req, 0, 1, res)
+	return ok
+}
 
 // smallFixture is bench.EngineFixture with the queue's gangs left out: the
 // same draws, the jobs of more than 8 GPUs not submitted.
