@@ -17,6 +17,9 @@ func (s *State) Check() error {
 	if err := s.checkMovable(); err != nil {
 		return err
 	}
+	if err := s.checkPreSize(); err != nil {
+		return err
+	}
 	if err := s.checkEnds(); err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 	s.w32(&j.n, int32(len(pods)))
 	s.setJobView(id)
 	s.countMovable(id, 1)
+	s.countPreSize(id, 1)
 	s.countEnd(id, 1)
 	s.w32(&s.nJobs, s.nJobs+1)
 	return nil

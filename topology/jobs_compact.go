@@ -21,12 +21,14 @@ import (
 
 // jobView is the compact job view. Entries of absent ids are zero.
 type jobView struct {
-	jobPrio  []int32           // the live job's priority
-	jobPods  []int32           // its pod count
-	jobMilli []uint64          // the milli-GPUs its pods hold
-	jobPre   []uint64          // bit j: job j is live and preemptible
-	movHist  [movBuckets]int32 // movable preemptible jobs by GPUs touched (movable.go)
-	endJobs  int32             // live jobs with an expected end (ends.go)
+	jobPrio     []int32           // the live job's priority
+	jobPods     []int32           // its pod count
+	jobMilli    []uint64          // the milli-GPUs its pods hold
+	jobSizes    []int32           // its size (presize.go)
+	jobPre      []uint64          // bit j: job j is live and preemptible
+	movHist     [movBuckets]int32 // movable preemptible jobs by GPUs touched (movable.go)
+	endJobs     int32             // live jobs with an expected end (ends.go)
+	preSizeHist                   // preemptible jobs by priority and size (presize.go)
 }
 
 // JobPriorities returns, indexed by job id, the priority of each live job (0
@@ -43,6 +45,12 @@ func (s *State) JobPodCounts() []int32 { return s.jobPods[:s.viewLen()] }
 // pods hold (JobMilliGPU; 0 for absent ids); ids at or beyond its length are
 // absent. Read-only, valid until the next Apply. O(1).
 func (s *State) JobMilliGPUs() []uint64 { return s.jobMilli[:s.viewLen()] }
+
+// JobSizes returns, indexed by job id, each live job's size: a bound on the
+// whole GPUs evicting it frees (the GPUs its pods touch; for an exclusive
+// job, its pods times the largest host), 0 for absent ids; ids at or beyond
+// its length are absent. Read-only, valid until the next Apply. O(1).
+func (s *State) JobSizes() []int32 { return s.jobSizes[:s.viewLen()] }
 
 // PreemptibleJobWords returns the words of a bitset over job ids: bit j is
 // set when job j is live and preemptible. Ids beyond its bits are absent.
@@ -62,6 +70,7 @@ func (s *State) growJobView() {
 	s.jobPrio = append(s.jobPrio, make([]int32, n-len(s.jobPrio))...)
 	s.jobPods = append(s.jobPods, make([]int32, n-len(s.jobPods))...)
 	s.jobMilli = append(s.jobMilli, make([]uint64, n-len(s.jobMilli))...)
+	s.jobSizes = append(s.jobSizes, make([]int32, n-len(s.jobSizes))...)
 	if w := (n + 63) / 64; len(s.jobPre) < w {
 		s.jobPre = append(s.jobPre, make([]uint64, w-len(s.jobPre))...)
 	}
@@ -73,20 +82,24 @@ func (s *State) reserveJobView(jobs int) {
 	s.jobPrio = slices.Grow(s.jobPrio, n)
 	s.jobPods = slices.Grow(s.jobPods, n)
 	s.jobMilli = slices.Grow(s.jobMilli, n)
+	s.jobSizes = slices.Grow(s.jobSizes, n)
 	s.jobPre = slices.Grow(s.jobPre, (n+63)/64+1)
 }
 
 // setJobView writes job id's entry from its record (zero when absent),
-// journaled. O(its pods) for a live job: their milli-GPUs are summed.
+// journaled. O(its pods) for a live job: their milli-GPUs and size are
+// summed.
 func (s *State) setJobView(id JobID) {
 	r := &s.jobs[id]
-	prio, n, milli, pre := int32(0), int32(0), uint64(0), false
+	prio, n, milli, size, pre := int32(0), int32(0), int64(0), int64(0), false
 	if r.live {
-		prio, n, milli, pre = r.info.Priority, r.n, uint64(s.JobMilliGPU(id)), r.info.Preemptible
+		prio, n, pre = r.info.Priority, r.n, r.info.Preemptible
+		milli, size = s.jobSums(id)
 	}
 	s.w32(&s.jobPrio[id], prio)
 	s.w32(&s.jobPods[id], n)
-	s.w64(&s.jobMilli[id], milli)
+	s.w64(&s.jobMilli[id], uint64(milli))
+	s.w32(&s.jobSizes[id], int32(size))
 	w, bit := &s.jobPre[id>>6], uint64(1)<<(uint(id)&63)
 	if nw := *w&^bit | b2u(pre)*bit; nw != *w {
 		s.w64(w, nw)
@@ -103,7 +116,8 @@ func b2u(b bool) uint64 {
 // clone copies the view, keeping its spare room (see Grow).
 func (v *jobView) clone() jobView {
 	return jobView{jobPrio: cloneRoom(v.jobPrio), jobPods: cloneRoom(v.jobPods),
-		jobMilli: cloneRoom(v.jobMilli), jobPre: cloneRoom(v.jobPre), movHist: v.movHist, endJobs: v.endJobs}
+		jobMilli: cloneRoom(v.jobMilli), jobSizes: cloneRoom(v.jobSizes), jobPre: cloneRoom(v.jobPre),
+		movHist: v.movHist, endJobs: v.endJobs, preSizeHist: v.preSizeHist}
 }
 
 // cloneRoom copies s with its capacity.
@@ -111,20 +125,21 @@ func cloneRoom[T any](s []T) []T { return append(make([]T, 0, cap(s)), s...) }
 
 // bytes is the view's share of MemoryBytes.
 func (v *jobView) bytes() int {
-	return bytesOf(v.jobPrio) + bytesOf(v.jobPods) + bytesOf(v.jobMilli) + bytesOf(v.jobPre)
+	return bytesOf(v.jobPrio) + bytesOf(v.jobPods) + bytesOf(v.jobMilli) + bytesOf(v.jobSizes) + bytesOf(v.jobPre)
 }
 
 // checkJobView compares the view with the job table.
 func (s *State) checkJobView() error {
-	if len(s.jobPods) != len(s.jobPrio) || len(s.jobMilli) != len(s.jobPrio) || len(s.jobPre) != (len(s.jobPrio)+63)/64 {
-		return fmt.Errorf("check: job view arrays of lengths %d, %d, %d, %d words",
-			len(s.jobPrio), len(s.jobPods), len(s.jobMilli), len(s.jobPre))
+	if len(s.jobPods) != len(s.jobPrio) || len(s.jobMilli) != len(s.jobPrio) || len(s.jobSizes) != len(s.jobPrio) ||
+		len(s.jobPre) != (len(s.jobPrio)+63)/64 {
+		return fmt.Errorf("check: job view arrays of lengths %d, %d, %d, %d, %d words",
+			len(s.jobPrio), len(s.jobPods), len(s.jobMilli), len(s.jobSizes), len(s.jobPre))
 	}
 	for j := range max(len(s.jobs), len(s.jobPrio)) {
 		var want jobEntry
 		if j < len(s.jobs) && s.jobs[j].live {
 			r := &s.jobs[j]
-			want = jobEntry{r.info.Priority, r.n, uint64(s.JobMilliGPU(JobID(j))), r.info.Preemptible}
+			want = jobEntry{r.info.Priority, r.n, uint64(s.JobMilliGPU(JobID(j))), int32(s.jobSize(JobID(j))), r.info.Preemptible}
 		}
 		if j >= len(s.jobPrio) {
 			if want != (jobEntry{}) {
@@ -132,7 +147,7 @@ func (s *State) checkJobView() error {
 			}
 			continue
 		}
-		got := jobEntry{s.jobPrio[j], s.jobPods[j], s.jobMilli[j], s.jobPre[j>>6]&(1<<(uint(j)&63)) != 0}
+		got := jobEntry{s.jobPrio[j], s.jobPods[j], s.jobMilli[j], s.jobSizes[j], s.jobPre[j>>6]&(1<<(uint(j)&63)) != 0}
 		if got != want {
 			return fmt.Errorf("check: job %d: view %+v, job table %+v", j, got, want)
 		}
@@ -147,5 +162,6 @@ func (s *State) checkJobView() error {
 type jobEntry struct {
 	prio, pods int32
 	milli      uint64
+	size       int32
 	pre        bool
 }

@@ -28,7 +28,7 @@ func TestMemoryBytesCountsEverySlice(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	records := map[string]bool{"jobs": true, "pods": true, "noms": true, "jobPrio": true, "jobPods": true, "jobMilli": true, "jobPre": true}
+	records := map[string]bool{"jobs": true, "pods": true, "noms": true, "jobPrio": true, "jobPods": true, "jobMilli": true, "jobSizes": true, "jobPre": true}
 	var topo, jobs int
 	var walk func(v reflect.Value)
 	walk = func(v reflect.Value) {

@@ -169,6 +169,7 @@ func (s *State) removeJob(id JobID) error {
 		return fmt.Errorf("%w: job %d not present", ErrStale, id)
 	}
 	s.countMovable(id, -1)
+	s.countPreSize(id, -1)
 	s.countEnd(id, -1)
 	s.releasePods(id)
 	rec := s.jobs[id]
