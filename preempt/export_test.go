@@ -19,6 +19,14 @@ func Fallbacks(p *Planner) int { return p.fallbacks }
 // against.
 func SetFolding(p *Planner, on bool) { p.unfolded = !on }
 
+// SetTopDown turns on or off (on by default) the top-down answer for gangs
+// that may go anywhere (topdown.go).
+func SetTopDown(p *Planner, on bool) { p.noTopDown = !on }
+
+// TopDowns counts the answers the top-down construction proved optimal
+// since the Planner was made.
+func TopDowns(p *Planner) int { return p.topDowns }
+
 // JobFirstDiff compares the job-first build of the whole cluster
 // (modeljobs.go), by both ways of fetching the candidates' pods, with the
 // host-by-host build it stands for (addHost over every host, dead hosts

@@ -194,7 +194,7 @@ func (m *model) addCandHost(h topology.HostID, mode int, a *hostAcc) {
 	used := all &^ s.HostUnusedMask(h)
 	fixed := used &^ a.whole
 	if fixed&a.cmask != 0 {
-		fixed = p.explain(h, a, fixed)
+		fixed = p.explain(h, a.head, nil, fixed)
 	}
 	j, held := s.HostExclusive(h)
 	if held && !p.isCand(j, mode) {
@@ -246,13 +246,14 @@ func (m *model) scanCand(sj *scanJob) int32 {
 }
 
 // explain takes out of fixed the shared GPUs of host h whose milli in use
-// the candidates' fractions on them (a's chain) account for entirely.
-func (p *Planner) explain(h topology.HostID, a *hostAcc, fixed uint64) uint64 {
+// the candidates' fractions on them (the chain from head) account for
+// entirely. With in, only the pods of jobs k with in[k] count.
+func (p *Planner) explain(h topology.HostID, head int32, in []bool, fixed uint64) uint64 {
 	var milli [topology.MaxHostGPUs]int32
 	var frac uint64
-	for e := a.head; e >= 0; e = p.candLinks[e].next {
+	for e := head; e >= 0; e = p.candLinks[e].next {
 		q := &p.podBuf[e]
-		if q.Milli == 0 {
+		if q.Milli == 0 || in != nil && !in[p.candLinks[e].k] {
 			continue
 		}
 		for u := q.GPUs; u != 0; u &= u - 1 {

@@ -122,6 +122,12 @@ type Planner struct {
 	accEpoch  uint32
 	scanJobs  []scanJob
 	scanCand  []int32
+	// The top-down construction (topdown.go): per host, stamped with tdEp;
+	// per collected job, whether it is in V; how many had their pods read.
+	tdAcc     []tdHost
+	tdEp      uint32
+	tdIn      []bool
+	tdFetched int // candidates whose pods podBuf holds
 	// milliHist counts GPUs by the milli freeing them costs (milliFloor).
 	milliHist []int64
 	// gpuBits is sortGPUs' bitmap of the cluster's GPUs.
@@ -138,13 +144,16 @@ type Planner struct {
 	bestDom   topology.DomainID
 	bestHost  topology.HostID
 	bestModel bool // p.m still models the answer's scope
-	bound     Cost // the least bound of scopes not searched exactly
-	scopes    int  // leaf scopes examined since the first answer
-	modelled  int  // leaf scopes modelled
-	tests     int  // placement calls
-	testsLate int  // placement calls since the first answer
-	stopped   bool // a budget ran out
-	fallbacks int  // model/placement disagreements (a bug: tests check it stays 0)
+	// irreducible: the best answer was checked irreducible already (the
+	// top-down answer's proof); verify has nothing to do.
+	irreducible bool
+	bound       Cost // the least bound of scopes not searched exactly
+	scopes      int  // leaf scopes examined since the first answer
+	modelled    int  // leaf scopes modelled
+	tests       int  // placement calls
+	testsLate   int  // placement calls since the first answer
+	stopped     bool // a budget ran out
+	fallbacks   int  // model/placement disagreements (a bug: tests check it stays 0)
 
 	// The slot bound (slots.go): whether the request allows it, the
 	// candidates' summary, and the hosts of the leaves searched so far.
@@ -161,6 +170,10 @@ type Planner struct {
 	// fetch chooses fetchPods' walk: 0 by the candidates' share of the
 	// pods, 1 the candidates' jobs, 2 every job (set by tests only).
 	fetch int
+	// noTopDown turns the top-down answer (topdown.go) off: set by tests
+	// only, to compare it with the model's search.
+	noTopDown bool
+	topDowns  int // answers the top-down construction proved (tests read it)
 
 	lastJob  topology.JobID // hostMayBeat's last one-job host, and its verdict
 	lastBeat bool

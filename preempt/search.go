@@ -27,7 +27,7 @@ import (
 // search runs the best-first search, leaving the best answer in p.best*.
 func (p *Planner) search() {
 	p.found, p.best, p.bound = false, maxCost, maxCost
-	p.bestV, p.bestDom, p.bestHost = p.bestV[:0], 0, -1
+	p.bestV, p.bestDom, p.bestHost, p.irreducible = p.bestV[:0], 0, -1, false
 	p.scopes, p.tests, p.testsLate, p.stopped, p.modelled = 0, 0, 0, false, 0
 	p.near, p.nearScore = Reason{}, -1
 	p.heap = p.heap[:0]
@@ -126,6 +126,9 @@ func (p *Planner) leaf(d topology.DomainID, lb Cost) {
 		p.bestModel = false
 		p.modelled++
 		p.leafHosts += int64(hi - lo)
+		if p.topDown() {
+			return
+		}
 		if p.slots.ready {
 			lb, _ = p.lb(d) // edgeOf reads the aggregate bound
 		}
@@ -202,6 +205,7 @@ func (p *Planner) offer(m *model, dom topology.DomainID, host topology.HostID, c
 		return
 	}
 	p.found, p.best, p.bestDom, p.bestHost, p.bestModel = true, c, dom, host, m == &p.m
+	p.irreducible = false
 	p.lastJob = -1 // hostMayBeat's verdicts were against the old best
 	p.bestV = p.bestV[:0]
 	for i := range m.cands {
@@ -210,6 +214,20 @@ func (p *Planner) offer(m *model, dom topology.DomainID, host topology.HostID, c
 		}
 	}
 	slices.Sort(p.bestV)
+}
+
+// offerSet records victim set v of cost c, in the root scope, as the best
+// answer if it beats the best so far, and reports whether it did.
+func (p *Planner) offerSet(v []topology.JobID, c Cost) bool {
+	if p.found && !c.Less(p.best) {
+		return false
+	}
+	p.found, p.best, p.bestDom, p.bestHost, p.bestModel = true, c, 0, -1, false
+	p.irreducible = false
+	p.lastJob = -1
+	p.bestV = append(p.bestV[:0], v...)
+	slices.Sort(p.bestV)
+	return true
 }
 
 // hostMayBeat screens host h before its model is built: every victim set

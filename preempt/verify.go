@@ -24,7 +24,7 @@ type leafScope struct {
 
 // verify drops victims the request does not need until none is left.
 func (p *Planner) verify() {
-	for len(p.bestV) >= 2 {
+	for len(p.bestV) >= 2 && !p.irreducible {
 		v, at, ok := p.reducible()
 		if !ok {
 			return

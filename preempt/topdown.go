@@ -1,0 +1,297 @@
+package preempt
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// The top-down answer for a gang that may go anywhere. A request of one pod
+// set of whole GPUs and nothing else (quietOK) with no required level has
+// the whole cluster as its one scope, and on a full cluster of a million
+// GPUs a model of it reads every candidate's pods. Its optimum can often be
+// named, and proven, from aggregates and the pods of the victims alone:
+//
+//   - priority: no victim set below lb.Priority fits (bound.go), so a set of
+//     candidates of priority at most q, the least priority of a candidate
+//     at or above lb.Priority, that fits has the least priority;
+//   - count: a victim set frees at least the whole GPUs missing (the set's
+//     GPUs less the cluster's free ones), and a victim frees at most its
+//     size (State.JobSizes); State.PreemptibleCover gives k, the fewest
+//     candidates of q's priority bucket or below whose sizes reach that
+//     (the State groups priorities by powers of two), so a set of k that
+//     fits has the fewest victims — and is irreducible (a smaller one would
+//     fit too);
+//   - milli: lb.Milli, from aggregates.
+//
+// The construction takes the candidates of priority ≤ q that the cover
+// counts (size at least its minSize), largest first (then least milli,
+// then by id), and evicts them one by one into V, keeping per host it
+// touches the capacity for the request with V gone (what the model computes
+// for that host), until the request fits or V has k members. If it fits
+// with k victims and the milli bound, it is offered as proven optimal, and
+// once more checked irreducible victim by victim; otherwise the model's
+// search decides (an answer that fits is offered to it as the one to beat).
+// O(jobs/64 + preemptible jobs of priority ≤ q + the victims' pods): on a
+// full cluster where large jobs tile hosts, a fraction of the model's cost.
+
+// tdHost is what the construction keeps per host V touches, stamped with
+// the construction's epoch (accEpoch's counter, tdEp).
+type tdHost struct {
+	ep         uint32
+	seen       uint32 // the last victim whose loss counted this host
+	head, tail int32  // V's pods on the host, chained through candLinks
+	cap        int32  // the host's capacity for the request with V gone
+}
+
+// topDown tries the construction above and returns true if it offered an
+// answer proven optimal (p.irreducible is then set: verify has nothing to
+// do).
+func (p *Planner) topDown() bool {
+	if p.noTopDown || p.unfolded || p.mode != rootMode || !p.modelExact || !p.quietOK() {
+		return false
+	}
+	lb, ok := p.lb(0)
+	if !ok || lb.Priority == NoPriority || lb.Priority >= p.r.Priority {
+		return false
+	}
+	s, set := p.s, &p.sets[0]
+	k, minSize := s.PreemptibleCover(lb.Priority, set.pods*set.gpus-int64(s.Free(0)))
+	if k < 0 {
+		return false
+	}
+	k = max(k, 1)
+	q, ok := p.tdCollect(lb.Priority, minSize)
+	if !ok {
+		return false
+	}
+	lack := set.pods - int64(s.PodCapacity(0, int(set.gpus)))
+	n, gain, fits := p.tdEvict(k, lack)
+	if !fits {
+		return false
+	}
+	v := p.gone[:0]
+	for _, c := range p.order[:n] {
+		v = append(v, p.scanJobs[c].id)
+	}
+	p.gone = v
+	cost := p.costOf(v)
+	bound := Cost{Priority: q, Victims: k, Milli: lb.Milli}
+	proven := !bound.Less(cost) && p.tdIrreducible(n, gain, lack)
+	if !p.offerSet(v, cost) {
+		return false
+	}
+	p.irreducible = proven
+	if proven {
+		p.topDowns++
+	}
+	return proven
+}
+
+// tdCollect finds q, the least priority of a preemptible job at or above
+// low (the bound's priority) and below the request's — no victim set of
+// lower priority fits — and lists in p.scanJobs the preemptible jobs of
+// priority ≤ q of size ≥ minSize; it stamps them as candidates (candIdx:
+// their index) and writes to p.order their indices in the construction's
+// order (tdSort). False if there is no such q below the end of low's
+// priority bucket.
+func (p *Planner) tdCollect(low int32, minSize int64) (int32, bool) {
+	end := min(p.r.Priority, lowPrio(bucketOf(low)+1))
+	sizes := p.s.JobSizes()
+	jobs, q := p.scanJobs[:0], end
+	p.candEpoch++
+	for w, x := range p.preW {
+		for ; x != 0; x &= x - 1 {
+			j := topology.JobID(w<<6 | bits.TrailingZeros64(x))
+			prio := p.prios[j]
+			if prio >= end {
+				continue
+			}
+			if prio >= low {
+				q = min(q, prio)
+			}
+			if int64(sizes[j]) >= minSize {
+				jobs = append(jobs, scanJob{id: j, prio: prio})
+			}
+		}
+	}
+	if q == end {
+		return 0, false
+	}
+	kept := jobs[:0]
+	for _, sj := range jobs {
+		if sj.prio <= q {
+			sj.milli = p.milli(sj.id)
+			p.candEp[sj.id], p.candIdx[sj.id] = p.candEpoch, int32(len(kept))
+			kept = append(kept, sj)
+		}
+	}
+	p.scanJobs = kept
+	p.tdSort(sizes)
+	p.tdIn = resize(p.tdIn, len(kept))
+	clear(p.tdIn)
+	return q, true
+}
+
+// tdSort writes to p.order the indices of p.scanJobs (in id order) by size
+// descending, then milli ascending, then id: a stable radix sort of one
+// packed key, or a stable comparison sort if the key does not fit 64 bits.
+func (p *Planner) tdSort(sizes []int32) {
+	jobs := p.scanJobs
+	maxS, maxM := int64(0), int64(0)
+	for i := range jobs {
+		maxS, maxM = max(maxS, int64(sizes[jobs[i].id])), max(maxM, jobs[i].milli)
+	}
+	bs, bm := bits.Len64(uint64(maxS)), bits.Len64(uint64(maxM))
+	order := resize(p.order, len(jobs))
+	p.order = order
+	if bs+bm > 64 {
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortStableFunc(order, func(a, b int32) int {
+			if c := cmp3(int64(sizes[jobs[b].id]), int64(sizes[jobs[a].id])); c != 0 {
+				return c
+			}
+			return cmp3(jobs[a].milli, jobs[b].milli)
+		})
+		return
+	}
+	rk := resize(p.radixA, len(jobs))
+	for i := range jobs {
+		rk[i] = radixKey{k: uint64(maxS-int64(sizes[jobs[i].id]))<<uint(bm) | uint64(jobs[i].milli), c: int32(i)}
+	}
+	sorted, other := radixSort(rk, p.radixB, bs+bm)
+	for i := range sorted {
+		order[i] = sorted[i].c
+	}
+	p.radixA, p.radixB = sorted, other
+}
+
+// tdEvict evicts the collected candidates into V in order until the request
+// gains the pods it lacks or V holds limit of them; it returns how many it
+// evicted, the pods gained and whether the request then fits. The pods of
+// the first limit candidates are read first, in one tight loop (tdFetch),
+// which keeps many reads of the State's scattered records in flight at
+// once.
+func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
+	if len(p.tdAcc) < p.t.NumHosts() {
+		p.tdAcc, p.tdEp = make([]tdHost, p.t.NumHosts()), 0
+	}
+	if p.tdEp++; p.tdEp == 0 { // wrapped: clear the stamps
+		clear(p.tdAcc)
+		p.tdEp = 1
+	}
+	limit = min(limit, len(p.order))
+	p.tdFetch(limit)
+	g := p.sets[0].gpus
+	gain := int64(0)
+	for n, c := range p.order[:limit] {
+		p.tdIn[c] = true
+		lo, hi := p.tdPods(n)
+		for e := lo; e < hi; e++ {
+			h := p.podBuf[e].Host
+			a := &p.tdAcc[h]
+			if a.ep != p.tdEp {
+				*a = tdHost{ep: p.tdEp, head: e, tail: e, cap: int32(int64(p.s.HostFree(h)) / g)}
+			} else {
+				p.candLinks[a.tail].next = e
+				a.tail = e
+			}
+		}
+		for e := lo; e < hi; e++ {
+			h := p.podBuf[e].Host
+			a := &p.tdAcc[h]
+			nw := p.tdCap(h, a)
+			gain += int64(nw - a.cap)
+			a.cap = nw
+		}
+		if gain >= lack {
+			return n + 1, gain, true
+		}
+	}
+	return limit, gain, false
+}
+
+// tdFetch reads the pods of the first n candidates in order into podBuf,
+// noting where each one's start (scanJob.lo), with their links (candLinks)
+// unchained.
+func (p *Planner) tdFetch(n int) {
+	p.tdFetched = n
+	pods, links := p.podBuf[:0], p.candLinks[:0]
+	for _, c := range p.order[:n] {
+		lo := len(pods)
+		p.scanJobs[c].lo = int32(lo)
+		pods = p.s.AppendJobPods(pods, p.scanJobs[c].id)
+		for range len(pods) - lo {
+			links = append(links, podLink{next: -1, k: c})
+		}
+	}
+	p.podBuf, p.candLinks = pods, links
+}
+
+// tdPods is the range of podBuf holding the pods of the i-th candidate in
+// order (one of those fetched).
+func (p *Planner) tdPods(i int) (lo, hi int32) {
+	lo, hi = p.scanJobs[p.order[i]].lo, int32(len(p.podBuf))
+	if i+1 < p.tdFetched {
+		hi = p.scanJobs[p.order[i+1]].lo
+	}
+	return lo, hi
+}
+
+// tdCap is host h's capacity for the request with V gone (a: V's pods on
+// it): model.hostCap's figure under quietOK.
+func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
+	s := p.s
+	if s.HostHealth(h) != topology.Healthy {
+		return 0
+	}
+	if j, held := s.HostExclusive(h); held && !(p.candEp[j] == p.candEpoch && p.tdIn[p.candIdx[j]]) {
+		return 0 // held by a job that stays
+	}
+	n := p.t.HostGPUCount(h)
+	all := uint64(1)<<uint(n) - 1
+	if n == 64 {
+		all = ^uint64(0)
+	}
+	var whole, frac uint64
+	for e := a.head; e >= 0; e = p.candLinks[e].next {
+		if q := &p.podBuf[e]; p.tdIn[p.candLinks[e].k] {
+			if q.Milli == 0 {
+				whole |= q.GPUs
+			} else {
+				frac |= q.GPUs
+			}
+		}
+	}
+	fixed := all &^ s.HostUnusedMask(h) &^ whole
+	if fixed&frac != 0 {
+		fixed = p.explain(h, a.head, p.tdIn, fixed)
+	}
+	share := all &^ s.HostFailedMask(h)
+	return int32(int64(bits.OnesCount64(share&^fixed)) / p.sets[0].gpus)
+}
+
+// tdIrreducible checks that without any one of the n victims evicted (V's
+// capacities gain pods, lack needed) the request would lack pods again.
+func (p *Planner) tdIrreducible(n int, gain, lack int64) bool {
+	for i, c := range p.order[:n] {
+		p.tdIn[c] = false
+		lo, hi := p.tdPods(i)
+		loss := int64(0)
+		for e := lo; e < hi; e++ {
+			h := p.podBuf[e].Host
+			if a := &p.tdAcc[h]; a.seen != uint32(i+1) {
+				a.seen = uint32(i + 1)
+				loss += int64(a.cap - p.tdCap(h, a))
+			}
+		}
+		p.tdIn[c] = true
+		if gain-loss >= lack {
+			return false
+		}
+	}
+	return true
+}

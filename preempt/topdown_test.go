@@ -1,0 +1,237 @@
+package preempt_test
+
+import (
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/blinksched/blink/placement"
+	"github.com/blinksched/blink/preempt"
+	"github.com/blinksched/blink/topology"
+	"github.com/stretchr/testify/require"
+)
+
+// genTiled fills every host of s with jobs (ids from 0), the way a busy
+// cluster is: gangs holding whole hosts (over 2–4 hosts; some exclusive,
+// of which some use half of each host's GPUs),
+// jobs of one whole host, and jobs of a few GPUs, fractions on some GPUs;
+// priorities from four classes, most preemptible; some hosts left with free
+// GPUs, some failed GPUs, failed and draining hosts. Refused operations are
+// skipped. No nominations: the top-down answer is for clusters without.
+// With packed, no GPU is left free and no host fails.
+func genTiled(rng *rand.Rand, s *topology.State, packed bool) {
+	t := s.Tree()
+	H := topology.HostID(t.NumHosts())
+	next := topology.JobID(0)
+	add := func(info topology.Job, pods ...topology.Pod) {
+		info.Required, info.Preferred, info.Movable = topology.NoLevel, topology.NoLevel, true
+		if s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(next, info, pods...)}}) == nil {
+			next++
+		}
+	}
+	class := func() topology.Job {
+		return topology.Job{Priority: pick[int32](rng, 1, 1, 2, 5, 9), Preemptible: rng.IntN(6) != 0}
+	}
+	all := func(h topology.HostID) uint64 { return uint64(1)<<uint(t.HostGPUCount(h)) - 1 }
+	for h := topology.HostID(0); h < H; {
+		switch k := rng.IntN(8); {
+		case k < 2 && h+1 < H: // a gang of whole hosts
+			n := min(topology.HostID(2+rng.IntN(3)), H-h)
+			info := class()
+			info.Exclusive = rng.IntN(4) == 0
+			var pods []topology.Pod
+			for i := range n {
+				m := all(h + i)
+				if info.Exclusive && rng.IntN(2) == 0 { // holds the host, uses half
+					m &= 0x0f0f0f0f
+				}
+				pods = append(pods, topology.Pod{Host: h + i, GPUs: m})
+			}
+			add(info, pods...)
+			h += n
+			continue
+		case k < 4:
+			add(class(), topology.Pod{Host: h, GPUs: all(h)})
+		default: // a few GPUs per job, some left free or shared
+			for free := all(h); free != 0; {
+				var m uint64
+				for range 1 + rng.IntN(bits.OnesCount64(free)) {
+					m |= free & -free
+					free &= free - 1
+				}
+				switch rng.IntN(8) {
+				case 0: // left free, unless packed
+					if packed {
+						add(class(), topology.Pod{Host: h, GPUs: m})
+					}
+				case 1: // two fractions on its first GPU
+					g := m & -m
+					add(class(), topology.Pod{Host: h, GPUs: g, Milli: 400})
+					add(class(), topology.Pod{Host: h, GPUs: g, Milli: 600})
+				default:
+					add(class(), topology.Pod{Host: h, GPUs: m})
+				}
+			}
+		}
+		h++
+	}
+	if packed {
+		return
+	}
+	var ops []topology.Op
+	if G := t.NumGPUs(); G > 0 && rng.IntN(3) == 0 {
+		ops = append(ops, topology.SetGPUHealth(topology.GPUID(rng.IntN(G)), topology.Failed))
+	}
+	for h := range H {
+		switch rng.IntN(24) {
+		case 0:
+			ops = append(ops, topology.SetHostHealth(h, topology.Draining))
+		case 1:
+			ops = append(ops, topology.SetHostHealth(h, topology.Failed))
+		}
+	}
+	for _, op := range ops {
+		_ = s.Apply(topology.Delta{Ops: []topology.Op{op}})
+	}
+}
+
+// genUniform builds up to maxHosts hosts of one size (4 or 8 GPUs) in racks
+// of 2–4 under 1–3 blocks: the shape of a training cluster.
+func genUniform(rng *rand.Rand, maxHosts int) *topology.Tree {
+	gpus := pick(rng, 4, 8)
+	per := 2 + rng.IntN(3)
+	n := per * (1 + rng.IntN(maxHosts/per))
+	blocks := 1 + rng.IntN(3)
+	hosts := make([]topology.HostSpec, n)
+	for i := range hosts {
+		r := i / per
+		hosts[i] = topology.HostSpec{Name: fmt.Sprintf("h%d", i), GPUs: gpus, Model: "A",
+			Path: []string{fmt.Sprintf("b%d", r%blocks), fmt.Sprintf("r%d", r)}}
+	}
+	t, err := topology.BuildHosts([]string{"block", "rack"}, hosts)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// genAnywhere is a request the top-down answer takes: pods of g whole GPUs
+// (a whole host's or fewer), no required level, nothing else.
+func genAnywhere(rng *rand.Rand, t *topology.Tree) *placement.Request {
+	r := &placement.Request{Job: requestJob, Priority: pick[int32](rng, 2, 3, 6, 10), Required: topology.NoLevel,
+		Sets: []placement.PodSet{{Pods: int32(2 + rng.IntN(5)), GPUs: pick[int32](rng, 1, 2, 4, 4, 8, 8)}}}
+	if rng.IntN(3) == 0 {
+		r.Preferred = topology.Level(1 + rng.IntN(int(t.HostLevel())))
+	}
+	return r
+}
+
+// TestTopDownOracle compares Planner.Plan, with the top-down answer on, with
+// the exhaustive oracle on small busy clusters (at most 14 candidates): the
+// optimal cost, irreducible victims, a valid plan and nomination. At least
+// one answer with victims in twenty must come from the top-down
+// construction, or the test would not test it.
+func TestTopDownOracle(t *testing.T) {
+	seed := testSeed(t)
+	n := testSteps(t, 1500)
+	var p preempt.Planner
+	var res preempt.Result
+	checked, victims := 0, 0
+	for i := range n {
+		rng := rand.New(rand.NewPCG(seed, uint64(i)+1<<42))
+		tree := genTree(rng, 10)
+		s := topology.NewState(tree)
+		genTiled(rng, s, false)
+		r := genAnywhere(rng, tree)
+		if r.Validate(tree) != nil {
+			continue
+		}
+		o := &oracle{s: s, r: r, cands: candidates(s, r.Priority)}
+		if len(o.cands) > 14 {
+			continue
+		}
+		ok, why, err := p.Plan(s, r, 10, 1000, &res)
+		require.NoError(t, err, "instance %d", i)
+		require.Zero(t, preempt.Fallbacks(&p), "instance %d: model and placement disagreed", i)
+		want, feasible := o.optimum()
+		checked++
+		require.Equal(t, feasible, ok, "instance %d (seed %d): feasible %v, planner %v (%s)", i, seed, feasible, ok, why.Format(tree))
+		if !ok {
+			continue
+		}
+		require.Equal(t, want, res.Cost, "instance %d (seed %d): victims %v", i, seed, res.Victims)
+		if res.Exact {
+			require.Equal(t, res.Cost, res.Bound)
+		}
+		checkResult(t, s, r, &res, i)
+		for k := range res.Victims {
+			rest := slices.Delete(slices.Clone(res.Victims), k, k+1)
+			require.False(t, o.fitsWithout(rest), "instance %d (seed %d): victim %d is not needed", i, seed, res.Victims[k])
+		}
+		if len(res.Victims) > 0 {
+			victims++
+		}
+	}
+	td := preempt.TopDowns(&p)
+	t.Logf("seed %d: %d instances checked, %d with victims, %d answered top-down; optimum matched on all", seed, checked, victims, td)
+	require.Greater(t, 20*td, victims, "the top-down answer hardly ever applied")
+}
+
+// TestTopDownSameCost compares Planner.Plan with and without the top-down
+// answer on busy clusters too large for the oracle (half of them packed
+// clusters of uniform hosts in racks and blocks): the same feasibility,
+// each answer valid and irreducible, neither below the other's bound, the
+// same cost where both are proven optimal.
+func TestTopDownSameCost(t *testing.T) {
+	seed := testSeed(t)
+	n := testSteps(t, 1500)
+	var td, model preempt.Planner
+	preempt.SetTopDown(&model, false)
+	var a, b preempt.Result
+	checked, both, victims := 0, 0, 0
+	for i := range n {
+		rng := rand.New(rand.NewPCG(seed, uint64(i)+1<<43))
+		tree := genTree(rng, 40)
+		if i%2 == 1 {
+			tree = genUniform(rng, 40)
+		}
+		s := topology.NewState(tree)
+		genTiled(rng, s, i%2 == 1)
+		r := genAnywhere(rng, tree)
+		if r.Validate(tree) != nil {
+			continue
+		}
+		okA, _, errA := td.Plan(s, r, 10, 1000, &a)
+		okB, _, errB := model.Plan(s, r, 10, 1000, &b)
+
+		require.NoError(t, errA, "instance %d", i)
+		require.NoError(t, errB, "instance %d", i)
+		checked++
+		require.Equal(t, okB, okA, "instance %d (seed %d): feasibility", i, seed)
+		if !okA {
+			continue
+		}
+		require.False(t, a.Cost.Less(b.Bound), "instance %d (seed %d): top-down %v below the bound %v", i, seed, a.Cost, b.Bound)
+		require.False(t, b.Cost.Less(a.Bound), "instance %d (seed %d): model %v below the top-down bound %v", i, seed, b.Cost, a.Bound)
+		if a.Exact && b.Exact {
+			both++
+			require.Equal(t, b.Cost, a.Cost, "instance %d (seed %d)", i, seed)
+		}
+		if len(a.Victims) > 0 {
+			victims++
+		}
+		checkResult(t, s, r, &a, i)
+		o := &oracle{s: s, r: r}
+		for k := range a.Victims {
+			rest := slices.Delete(slices.Clone(a.Victims), k, k+1)
+			require.False(t, o.fitsWithout(rest), "instance %d (seed %d): victim %d is not needed", i, seed, a.Victims[k])
+		}
+	}
+	n2 := preempt.TopDowns(&td)
+	t.Logf("seed %d: %d instances, %d with victims, %d proven optimal both ways and equal, %d answered top-down",
+		seed, checked, victims, both, n2)
+	require.Greater(t, 50*n2, victims, "the top-down answer hardly ever applied")
+	require.Zero(t, preempt.TopDowns(&model))
+}
