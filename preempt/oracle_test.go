@@ -161,7 +161,8 @@ func TestOracle(t *testing.T) {
 
 // checkResult checks an answer against the State: victims are sorted
 // candidates, the plan applies once they are removed (Check clean), and the
-// nomination applies to the State as it is.
+// nomination applies to the State as it is (and, where the State has no
+// nominations, holds exactly the plan's GPUs).
 func checkResult(t *testing.T, s *topology.State, r *placement.Request, res *preempt.Result, i int) {
 	t.Helper()
 	require.True(t, slices.IsSorted(res.Victims))
@@ -178,6 +179,23 @@ func checkResult(t *testing.T, s *topology.State, r *placement.Request, res *pre
 	if len(res.Victims) == 0 {
 		require.Empty(t, res.Nomination.GPUs)
 		return
+	}
+	if s.NumNominations() == 0 { // then the nomination is every GPU of the plan
+		var want []topology.GPUID
+		for _, pod := range res.Plan.Pods {
+			lo, _ := s.Tree().HostGPUs(pod.Host)
+			for g := range 64 {
+				if pod.GPUs&(1<<uint(g)) != 0 {
+					want = append(want, lo+topology.GPUID(g))
+				}
+			}
+		}
+		slices.Sort(want)
+		want = slices.Compact(want)
+		require.Equal(t, len(want), len(res.Nomination.GPUs), "instance %d: the nomination", i)
+		if len(want) > 0 {
+			require.Equal(t, want, res.Nomination.GPUs, "instance %d: the nomination", i)
+		}
 	}
 	c = s.Clone()
 	d := res.Delta()

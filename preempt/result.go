@@ -82,6 +82,36 @@ func (r *Result) reset() {
 	r.Nomination.GPUs = gpus
 }
 
+// gpusByBitmap appends to dst the GPUs of pods, ascending and once, through
+// a bitmap of the cluster's GPUs (words of them): for a plan of many pods
+// and no nominations anywhere, O(GPUs/64 + pods + GPUs taken).
+func (p *Planner) gpusByBitmap(dst []topology.GPUID, pods []topology.Pod, words int) []topology.GPUID {
+	b := resize(p.gpuBits, words+1) // one more: a host may straddle the last word
+	p.gpuBits = b
+	clear(b)
+	for _, pod := range pods {
+		lo, _ := p.t.HostGPUs(pod.Host)
+		i, off := int(lo)>>6, uint(lo)&63
+		b[i] |= pod.GPUs << off
+		if off > 0 {
+			b[i+1] |= pod.GPUs >> (64 - off)
+		}
+	}
+	n := 0
+	for _, x := range b {
+		n += bits.OnesCount64(x)
+	}
+	dst = slices.Grow(dst, n)[:n]
+	k := 0
+	for w, x := range b {
+		for ; x != 0; x &= x - 1 {
+			dst[k] = topology.GPUID(w<<6 | bits.TrailingZeros64(x))
+			k++
+		}
+	}
+	return dst
+}
+
 // nominate fills the nomination from the plan's GPUs: every GPU a pod takes,
 // ascending and once, less those nominated for jobs of equal or higher
 // priority; nominations of lower-priority jobs it overlaps are displaced.
@@ -92,6 +122,10 @@ func (p *Planner) nominate(out *Result, ready, expiry int64) {
 	n.GPUs = n.GPUs[:0]
 	_, out.ownNom = s.NominationOf(r.Job)
 	noms := s.NumNominations() > 0
+	if words := (t.NumGPUs() + 63) / 64; !noms && 2*len(out.Plan.Pods) >= words {
+		n.GPUs = p.gpusByBitmap(n.GPUs, out.Plan.Pods, words)
+		return
+	}
 	for _, pod := range out.Plan.Pods {
 		lo, _ := t.HostGPUs(pod.Host)
 		var nominated uint64

@@ -98,13 +98,13 @@ func (p *Planner) topDown() bool {
 // priority bucket.
 func (p *Planner) tdCollect(low int32, minSize int64) (int32, bool) {
 	end := min(p.r.Priority, lowPrio(bucketOf(low)+1))
-	sizes := p.s.JobSizes()
+	sizes, prios := p.s.JobSizes(), p.prios
 	jobs, q := p.scanJobs[:0], end
 	p.candEpoch++
 	for w, x := range p.preW {
 		for ; x != 0; x &= x - 1 {
-			j := topology.JobID(w<<6 | bits.TrailingZeros64(x))
-			prio := p.prios[j]
+			j := w<<6 | bits.TrailingZeros64(x)
+			prio := prios[j]
 			if prio >= end {
 				continue
 			}
@@ -112,7 +112,7 @@ func (p *Planner) tdCollect(low int32, minSize int64) (int32, bool) {
 				q = min(q, prio)
 			}
 			if int64(sizes[j]) >= minSize {
-				jobs = append(jobs, scanJob{id: j, prio: prio})
+				jobs = append(jobs, scanJob{id: topology.JobID(j), prio: prio})
 			}
 		}
 	}
@@ -241,20 +241,29 @@ func (p *Planner) tdPods(i int) (lo, hi int32) {
 	return lo, hi
 }
 
+// tdAlone reports whether candidate c's are the only pods of V on a's host.
+func (p *Planner) tdAlone(a *tdHost, c int32) bool {
+	for e := a.head; e >= 0; e = p.candLinks[e].next {
+		if k := p.candLinks[e].k; k != c && p.tdIn[k] {
+			return false
+		}
+	}
+	return true
+}
+
 // tdCap is host h's capacity for the request with V gone (a: V's pods on
-// it): model.hostCap's figure under quietOK.
+// it): model.hostCap's figure under quietOK. On a healthy host no one holds
+// exclusively, with no fraction of V, the GPUs it takes are its free ones
+// (unused, healthy: no nominations under quietOK) and those V's whole pods
+// return, less failed ones.
 func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 	s := p.s
 	if s.HostHealth(h) != topology.Healthy {
 		return 0
 	}
-	if j, held := s.HostExclusive(h); held && !(p.candEp[j] == p.candEpoch && p.tdIn[p.candIdx[j]]) {
+	j, held := s.HostExclusive(h)
+	if held && !(p.candEp[j] == p.candEpoch && p.tdIn[p.candIdx[j]]) {
 		return 0 // held by a job that stays
-	}
-	n := p.t.HostGPUCount(h)
-	all := uint64(1)<<uint(n) - 1
-	if n == 64 {
-		all = ^uint64(0)
 	}
 	var whole, frac uint64
 	for e := a.head; e >= 0; e = p.candLinks[e].next {
@@ -266,6 +275,18 @@ func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 			}
 		}
 	}
+	n := p.t.HostGPUCount(h)
+	if !held && frac == 0 {
+		usable := s.HostFreeMask(h) | whole
+		if s.HostHealthyGPUs(h) < n {
+			usable &^= s.HostFailedMask(h)
+		}
+		return int32(int64(bits.OnesCount64(usable)) / p.sets[0].gpus)
+	}
+	all := uint64(1)<<uint(n) - 1
+	if n == 64 {
+		all = ^uint64(0)
+	}
 	fixed := all &^ s.HostUnusedMask(h) &^ whole
 	if fixed&frac != 0 {
 		fixed = p.explain(h, a.head, p.tdIn, fixed)
@@ -275,16 +296,25 @@ func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 }
 
 // tdIrreducible checks that without any one of the n victims evicted (V's
-// capacities gain pods, lack needed) the request would lack pods again.
+// capacities gain pods, lack needed) the request would lack pods again. A
+// host where only that victim's pods are in V goes back to what the
+// State's histograms count for it.
 func (p *Planner) tdIrreducible(n int, gain, lack int64) bool {
+	g := p.sets[0].gpus
 	for i, c := range p.order[:n] {
 		p.tdIn[c] = false
 		lo, hi := p.tdPods(i)
 		loss := int64(0)
 		for e := lo; e < hi; e++ {
 			h := p.podBuf[e].Host
-			if a := &p.tdAcc[h]; a.seen != uint32(i+1) {
-				a.seen = uint32(i + 1)
+			a := &p.tdAcc[h]
+			if a.seen == uint32(i+1) {
+				continue
+			}
+			a.seen = uint32(i + 1)
+			if p.tdAlone(a, c) {
+				loss += int64(a.cap) - int64(p.s.HostFree(h))/g
+			} else {
 				loss += int64(a.cap - p.tdCap(h, a))
 			}
 		}
