@@ -23,7 +23,8 @@
 // number of victims, then the milli-GPUs they hold (all their pods, also
 // outside the domain the request goes to). Among equal costs the answer is
 // the first in the search order below (domains and hosts in index order,
-// subsets by milli then job id): deterministic, the same State and Request
+// subsets by milli then job id; the top-down answer's largest jobs first,
+// then least milli, then job id): deterministic, the same State and Request
 // give the same Result. Every answer is irreducible — without any one victim
 // the request fits nowhere — which is checked explicitly before it is
 // returned.
@@ -56,6 +57,18 @@
 // cluster where no job can empty enough hosts alone, every domain's bound
 // then says two victims, and the search stops at the first domain whose
 // answer has two.
+//
+// A gang that may go anywhere (no required level: one scope, the cluster) of
+// whole GPUs and nothing else, on a cluster without nominations, is first
+// answered top-down (topdown.go), from aggregates and the victims' pods
+// alone: the preemptible jobs of the least priority the bound allows,
+// largest first, are evicted until the request fits. The answer is taken
+// when it meets the lower bound — that priority, the fewest victims whose
+// sizes (State.PreemptibleCover) can free the GPUs missing, the aggregate
+// milli bound — which also proves it irreducible (checked besides, victim
+// by victim); otherwise the model's search below decides. On a full
+// cluster of a million GPUs, where large jobs tile whole hosts, it reads a
+// quarter of the candidates' pods the model reads.
 //
 // A scope popped from the heap is searched (scope.go): the least priority
 // threshold that makes it fit, the candidates every answer needs

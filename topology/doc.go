@@ -45,10 +45,11 @@
 // global version, so independent plans made in one cycle can all be applied.
 //
 // Beside the job table, a compact job view (JobPriorities, JobPodCounts,
-// JobMilliGPUs, PreemptibleJobWords) gives planners flat per-job-id arrays to
-// scan, a histogram of the movable preemptible jobs' sizes bounds what any k
-// moves can free (MovableGPUsBound), and JobsWithEnd counts the jobs with an
-// expected end. Per domain, ExclusiveGPUs counts the GPUs of hosts held
+// JobMilliGPUs, JobSizes, PreemptibleJobWords) gives planners flat per-job-id
+// arrays to scan, a histogram of the movable preemptible jobs' sizes bounds
+// what any k moves can free (MovableGPUsBound), one of the preemptible jobs'
+// sizes per priority bucket how few evictions can free g GPUs
+// (PreemptibleCover), and JobsWithEnd counts the jobs with an expected end. Per domain, ExclusiveGPUs counts the GPUs of hosts held
 // exclusively.
 //
 // # Nominations
