@@ -99,32 +99,33 @@ func (p *Planner) topDown() bool {
 func (p *Planner) tdCollect(low int32, minSize int64) (int32, bool) {
 	end := min(p.r.Priority, lowPrio(bucketOf(low)+1))
 	sizes, prios := p.s.JobSizes(), p.prios
-	jobs, q := p.scanJobs[:0], end
+	ids := resize(p.tdIDs, len(prios)+1) // room for one write past the last kept
+	n, q := 0, end
 	p.candEpoch++
+	// Without branches on the jobs' values, which follow no pattern: each
+	// job's id is written, and kept by advancing n or not.
 	for w, x := range p.preW {
 		for ; x != 0; x &= x - 1 {
 			j := w<<6 | bits.TrailingZeros64(x)
 			prio := prios[j]
-			if prio >= end {
-				continue
-			}
+			atLow := end
 			if prio >= low {
-				q = min(q, prio)
+				atLow = prio
 			}
-			if int64(sizes[j]) >= minSize {
-				jobs = append(jobs, scanJob{id: topology.JobID(j), prio: prio})
-			}
+			q = min(q, atLow)
+			ids[n] = topology.JobID(j)
+			n += b2i(prio < end) & b2i(int64(sizes[j]) >= minSize)
 		}
 	}
+	p.tdIDs = ids
 	if q == end {
 		return 0, false
 	}
-	kept := jobs[:0]
-	for _, sj := range jobs {
-		if sj.prio <= q {
-			sj.milli = p.milli(sj.id)
-			p.candEp[sj.id], p.candIdx[sj.id] = p.candEpoch, int32(len(kept))
-			kept = append(kept, sj)
+	kept := p.scanJobs[:0]
+	for _, j := range ids[:n] {
+		if prio := prios[j]; prio <= q {
+			p.candEp[j], p.candIdx[j] = p.candEpoch, int32(len(kept))
+			kept = append(kept, scanJob{id: j, prio: prio, milli: p.milli(j)})
 		}
 	}
 	p.scanJobs = kept
@@ -132,6 +133,14 @@ func (p *Planner) tdCollect(low int32, minSize int64) (int32, bool) {
 	p.tdIn = resize(p.tdIn, len(kept))
 	clear(p.tdIn)
 	return q, true
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // tdSort writes to p.order the indices of p.scanJobs (in id order) by size
@@ -190,7 +199,7 @@ func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 	for n, c := range p.order[:limit] {
 		p.tdIn[c] = true
 		lo, hi := p.tdPods(n)
-		for e := lo; e < hi; e++ {
+		for e := lo; e < hi; e++ { // a host of several pods is recomputed after each
 			h := p.podBuf[e].Host
 			a := &p.tdAcc[h]
 			if a.ep != p.tdEp {
@@ -199,10 +208,6 @@ func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 				p.candLinks[a.tail].next = e
 				a.tail = e
 			}
-		}
-		for e := lo; e < hi; e++ {
-			h := p.podBuf[e].Host
-			a := &p.tdAcc[h]
 			nw := p.tdCap(h, a)
 			gain += int64(nw - a.cap)
 			a.cap = nw
