@@ -46,12 +46,17 @@ func (s *State) jobGPUsTouched(id JobID) int64 {
 }
 
 // countMovable adds delta (±1) for live job id, if it is movable and
-// preemptible, to the histogram (journaled).
+// preemptible, to the histogram (journaled). The view holds its size.
 func (s *State) countMovable(id JobID, delta int32) {
-	if !movable(&s.jobs[id].info) {
+	info := &s.jobs[id].info
+	if !movable(info) {
 		return
 	}
-	b := movBucket(s.jobGPUsTouched(id))
+	g := int64(s.jobSizes[id]) // the view's size: the GPUs touched, unless exclusive
+	if info.Exclusive {
+		g = s.jobGPUsTouched(id)
+	}
+	b := movBucket(g)
 	s.w32(&s.movHist[b], s.movHist[b]+delta)
 }
 

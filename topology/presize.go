@@ -19,6 +19,7 @@ import (
 // can free g GPUs (PreemptibleCover) without reading a job.
 
 // preSizeHist is the histogram: entry prioBucket·movBuckets + movBucket.
+// Sums are kept for the buckets of 64 GPUs and more only.
 type preSizeHist struct {
 	preN   [prioBuckets * movBuckets]int32
 	preSum [prioBuckets * movBuckets]uint64
@@ -35,8 +36,13 @@ func (s *State) jobSums(id JobID) (milli, size int64) {
 	r := &s.jobs[id]
 	for p := r.first; p >= 0; p = s.pods[p].jnext {
 		q := &s.pods[p].Pod
-		milli += q.MilliGPU()
-		size += int64(bits.OnesCount64(q.GPUs))
+		n := int64(bits.OnesCount64(q.GPUs))
+		size += n
+		if q.Milli > 0 {
+			milli += int64(q.Milli)
+		} else {
+			milli += n * FullGPU
+		}
 	}
 	if r.info.Exclusive {
 		size = int64(r.n) * int64(s.t.maxGPUs)
@@ -52,9 +58,12 @@ func (s *State) countPreSize(id JobID, delta int32) {
 		return
 	}
 	size := int64(s.jobSizes[id])
-	i := prioBucket(r.info.Priority)*movBuckets + movBucket(size)
+	b := movBucket(size)
+	i := prioBucket(r.info.Priority)*movBuckets + b
 	s.w32(&s.preN[i], s.preN[i]+delta)
-	s.w64(&s.preSum[i], uint64(int64(s.preSum[i])+int64(delta)*size))
+	if b >= 64 { // below, a bucket's sum is its count times its size
+		s.w64(&s.preSum[i], uint64(int64(s.preSum[i])+int64(delta)*size))
+	}
 }
 
 // PreemptibleCover returns a lower bound k on the number of live preemptible
@@ -75,6 +84,9 @@ func (s *State) PreemptibleCover(prio int32, gpus int64) (k int, minSize int64) 
 		for pb := 0; pb <= top; pb++ {
 			n += int64(s.preN[pb*movBuckets+b])
 			sum += int64(s.preSum[pb*movBuckets+b])
+		}
+		if b < 64 {
+			sum = n * int64(b)
 		}
 		if n == 0 {
 			continue
@@ -113,7 +125,9 @@ func (s *State) checkPreSize() error {
 			size := s.jobSize(JobID(j))
 			i := prioBucket(r.info.Priority)*movBuckets + movBucket(size)
 			want.preN[i]++
-			want.preSum[i] += uint64(size)
+			if size >= 64 {
+				want.preSum[i] += uint64(size)
+			}
 		}
 	}
 	if want != s.preSizeHist {
