@@ -51,6 +51,7 @@ func TestAllocs(t *testing.T) {
 		allocs := testing.AllocsPerRun(20, func() { _, _, _ = p.Plan(s, r, 0, 1, &res) })
 		require.Zero(t, allocs, "request %d allocates", i)
 	}
+	require.Positive(t, preempt.TopDowns(&p), "requests 3 and 4 are answered top-down")
 }
 
 // TestWideHosts: hosts of 63 and 64 GPUs (a full mask word), each GPU held
