@@ -67,7 +67,10 @@ func (v *Solver) assign(h topology.HostID, n int64) {
 			o.milli[i] -= uint16(set.Milli)
 			o.mask &^= gpus
 		case set.GPUs > 0:
-			gpus = pickGPUs(o.mask, int(set.GPUs))
+			gpus = o.mask // the pod takes what is free (pickGPUs would too)
+			if popcount(gpus) != int(set.GPUs) {
+				gpus = pickGPUs(o.mask, int(set.GPUs))
+			}
 			o.mask &^= gpus
 			for m := gpus; m != 0; m &= m - 1 {
 				o.milli[bits.TrailingZeros64(m)] = 0

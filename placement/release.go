@@ -90,7 +90,7 @@ func (v *Solver) buildRel(dense bool) {
 	for _, p := range v.relPods {
 		v.rel[v.relIdx[p.Host]].add(p)
 	}
-	fracs := v.fracSets()
+	fracs := v.fracs
 	v.relDirty = fracs
 	v.relSum = append(v.relSum, [2]int64{})
 	for i := range v.rel {
@@ -261,15 +261,30 @@ func (v *Solver) installRelHosts() {
 		return
 	}
 	v.ov = v.ov[:n]
-	quick := v.relKept && !v.fracSets()
+	if !v.fracs {
+		v.installRelWhole()
+		return
+	}
 	for i := range v.rel {
 		o, r := &v.ov[i], &v.rel[i].ov
-		if quick {
-			if o.mask != r.mask || o.cpu != r.cpu || o.mem != r.mem {
-				*o = *r
-			}
-		} else if *o != *r {
+		if *o != *r {
 			*o = *r
+		}
+		v.ovIdx[r.h], v.ovStamp[r.h] = int32(i), v.epoch
+	}
+	v.relKept = true
+}
+
+// installRelWhole is installRelHosts for a request without fractional pods:
+// nothing reads an overlay's milli per GPU then (only fractional pods do),
+// so only the other fields are written, and within a call (v.relKept) only
+// in slots whose GPUs, CPU or memory an attempt took.
+func (v *Solver) installRelWhole() {
+	kept := v.relKept
+	for i := range v.rel {
+		o, r := &v.ov[i], &v.rel[i].ov
+		if !kept || o.mask != r.mask || o.cpu != r.cpu || o.mem != r.mem {
+			o.h, o.others, o.mask, o.cpu, o.mem = r.h, r.others, r.mask, r.cpu, r.mem
 		}
 		v.ovIdx[r.h], v.ovStamp[r.h] = int32(i), v.epoch
 	}
