@@ -66,7 +66,8 @@ func (v *Solver) fillFresh(d topology.DomainID, want int64) (got int64, ok bool)
 	v.relCaps()
 	lo, hi := v.t.Hosts(d)
 	a, b := v.relSearch(lo), v.relSearch(hi)
-	total := v.histCap(d) + v.relCapSum[b] - v.relCapSum[a]
+	state := v.histCap(d)
+	total := state + v.relCapSum[b] - v.relCapSum[a]
 	if total > want {
 		return 0, false
 	}
@@ -74,6 +75,47 @@ func (v *Solver) fillFresh(d topology.DomainID, want int64) (got int64, ok bool)
 		return 0, true
 	}
 	v.rackStamp[d] = v.epoch
+	if state == 0 && v.rx == nil { // only released hosts hold pods (stateCap is 0 for every host)
+		v.fillReleased(a, b)
+	} else {
+		v.fillRack(lo, hi, a, b)
+	}
+	if total < want {
+		v.track()
+	}
+	return total, true
+}
+
+// fillReleased gives each released host rel[a:b] of a fresh rack all it
+// holds (its gain: the State gives it nothing), in host order. Their
+// overlays are as installRel left them, at the same index in v.ov. A host
+// that takes one pod of all its free GPUs (a whole-host pod on a host
+// freed whole) gets it here directly, as assign would give it: all of the
+// overlay's GPUs (pickGPUs takes them all), no milli to clear when the
+// request has no fractional pods (nothing reads it then), no CPU or memory
+// (a plain set asks for none).
+func (v *Solver) fillReleased(a, b int) {
+	g := int(v.set.GPUs)
+	direct := !v.fracs && (v.tracked || !v.last) // assign writes the overlay
+	for ; a < b; a++ {
+		c := v.relCapSum[a+1] - v.relCapSum[a]
+		if c <= 0 {
+			continue
+		}
+		o := &v.ov[a]
+		if !direct || c != 1 || popcount(o.mask) != g {
+			v.assign(o.h, c)
+			continue
+		}
+		v.out[v.pos] = topology.Pod{Host: o.h, GPUs: o.mask}
+		v.pos++
+		o.mask = 0
+	}
+}
+
+// fillRack gives each host [lo, hi) of a fresh rack all it holds: its
+// capacity by the State plus, for the released hosts rel[a:b], its gain.
+func (v *Solver) fillRack(lo, hi topology.HostID, a, b int) {
 	free := v.s.HostFreeCounts()
 	for h := lo; h < hi; h++ {
 		c := v.stateCap(h, free[h])
@@ -85,10 +127,6 @@ func (v *Solver) fillFresh(d topology.DomainID, want int64) (got int64, ok bool)
 			v.assign(h, c)
 		}
 	}
-	if total < want {
-		v.track()
-	}
-	return total, true
 }
 
 // stateCap is host h's capacity for the current plain set by the State

@@ -1,0 +1,132 @@
+package placement
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/blinksched/blink/internal/testkit"
+	"github.com/blinksched/blink/topology"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLoadedReleaseSameAnswer: on nearly full clusters (racks the State
+// alone gives nothing, so released hosts hold all the room: fillReleased and
+// the other shortcuts for released hosts), with many jobs of whole hosts
+// gone, the answer — fit, reason and every pod — is the general paths'
+// (Solver.legacy). Requests are mostly whole-host pods at a preferred level,
+// sometimes smaller pods, two sets, a fraction or CPU.
+func TestLoadedReleaseSameAnswer(t *testing.T) {
+	seed := testkit.Seed(t, 1)
+	var fast, slow Solver
+	slow.legacy = true
+	var pf, ps Plan
+	fits := 0
+	n := testkit.Steps(t, 1000)
+	for i := range n {
+		rng := rand.New(rand.NewPCG(seed, uint64(i)+1<<46))
+		s, gone := genLoadedState(t, rng)
+		r := genLoadedRequest(rng, s.Tree())
+		if r.Validate(s.Tree()) != nil {
+			continue
+		}
+		for _, g := range [][]topology.JobID{gone, gone} { // the second call finds the overlays in place
+			okF, whyF, errF := fast.PlaceWithout(s, r, 0, g, &pf)
+			okS, whyS, errS := slow.PlaceWithout(s, r, 0, g, &ps)
+			require.Equal(t, errS, errF, "instance %d (seed %d)", i, seed)
+			require.Equal(t, okS, okF, "instance %d (seed %d): %+v", i, seed, r)
+			require.Equal(t, whyS, whyF, "instance %d (seed %d): %+v", i, seed, r)
+			if okS {
+				fits++
+				require.Equal(t, ps.Pods, pf.Pods, "instance %d (seed %d): %+v", i, seed, r)
+				require.Equal(t, ps.Domain, pf.Domain, "instance %d (seed %d)", i, seed)
+			}
+		}
+	}
+	t.Logf("%d instances, %d fits compared (seed %d)", n, fits, seed)
+	require.Greater(t, fits, n/4, "too few fits to compare")
+}
+
+// genLoadedState draws a cluster of blocks, SUs and racks, nearly every
+// host used: most by one job's pod of the whole host (jobs of several
+// hosts), some by smaller pods, a few left free or partly free; now and
+// then a failed GPU or a draining host. About half the jobs are gone.
+func genLoadedState(t *testing.T, rng *rand.Rand) (*topology.State, []topology.JobID) {
+	perHost := []int{2, 4, 8}[rng.IntN(3)]
+	fan := []int{1 + rng.IntN(3), 1 + rng.IntN(4), 1 + rng.IntN(4), 1 + rng.IntN(9)}
+	tr, err := topology.BuildShape(topology.Shape{Levels: []string{"block", "su", "rack"}, FanOut: fan,
+		GPUsPerHost: perHost, CPUMilli: 64000, MemoryMiB: 1 << 20})
+	require.NoError(t, err)
+	s := topology.NewState(tr)
+	all := uint64(1)<<uint(perHost) - 1
+	var live []topology.JobID
+	j := topology.JobID(0)
+	for h := topology.HostID(0); int(h) < tr.NumHosts(); {
+		var pods []topology.Pod
+		for range 1 + rng.IntN(4) { // a job of a few consecutive hosts
+			if int(h) >= tr.NumHosts() {
+				break
+			}
+			switch k := rng.IntN(16); {
+			case k == 0: // left free
+			case k == 1: // partly free
+				pods = append(pods, topology.Pod{Host: h, GPUs: 1})
+			case k == 2: // two smaller pods
+				pods = append(pods, topology.Pod{Host: h, GPUs: all >> uint(perHost/2)},
+					topology.Pod{Host: h, GPUs: all &^ (all >> uint(perHost/2))})
+			default:
+				pods = append(pods, topology.Pod{Host: h, GPUs: all})
+			}
+			h++
+		}
+		info := topology.Job{Priority: 1, Preemptible: true}
+		if len(pods) > 0 && s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(j, info, pods...)}}) == nil {
+			live = append(live, j)
+		}
+		j++
+	}
+	if rng.IntN(4) == 0 {
+		g := topology.GPUID(rng.IntN(tr.NumGPUs()))
+		_ = s.Apply(topology.Delta{Ops: []topology.Op{topology.SetGPUHealth(g, topology.Failed)}})
+	}
+	if rng.IntN(4) == 0 {
+		h := topology.HostID(rng.IntN(tr.NumHosts()))
+		_ = s.Apply(topology.Delta{Ops: []topology.Op{topology.SetHostHealth(h, topology.Draining)}})
+	}
+	require.NoError(t, s.Check())
+	var gone []topology.JobID
+	for _, j := range live {
+		if rng.IntN(2) == 0 {
+			gone = append(gone, j)
+		}
+	}
+	return s, gone
+}
+
+// genLoadedRequest draws mostly whole-host pods at a random preferred level,
+// as many as a fraction of the hosts; sometimes half-host pods, a second
+// set, a fractional or CPU set, a required level or another policy.
+func genLoadedRequest(rng *rand.Rand, tr *topology.Tree) *Request {
+	hl := tr.HostLevel()
+	maxG := int32(tr.MaxHostGPUs())
+	r := &Request{Job: 1 << 20, Priority: 2, Preferred: topology.Level(1 + rng.IntN(int(hl)))}
+	if rng.IntN(4) == 0 {
+		r.Policy = Policy(rng.IntN(3))
+	}
+	if rng.IntN(8) == 0 {
+		r.Required = topology.Level(rng.IntN(int(hl)))
+	}
+	set := PodSet{Pods: 1 + int32(rng.IntN(tr.NumHosts()/2+1)), GPUs: maxG}
+	if rng.IntN(4) == 0 {
+		set.GPUs = maxG / 2
+	}
+	r.Sets = append(r.Sets, set)
+	switch rng.IntN(8) {
+	case 0:
+		r.Sets = append(r.Sets, PodSet{Pods: 1 + int32(rng.IntN(3)), GPUs: 1})
+	case 1:
+		r.Sets = append(r.Sets, PodSet{Pods: 1 + int32(rng.IntN(3)), GPUs: 1, Milli: 500})
+	case 2:
+		r.Sets[0].CPUMilli = 1000
+	}
+	return r
+}
