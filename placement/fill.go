@@ -167,6 +167,9 @@ func (v *Solver) fill(l topology.Level, i int32, want int64) int64 {
 		if got, ok := v.fillHosts(d, want); ok {
 			return got
 		}
+		if v.everyApplies(l, i, want) {
+			return v.fillEvery(l, d, want)
+		}
 	}
 	if l == v.sliceL { // whole slices only: count them exactly here
 		want = min(want, v.scanCap(d))
