@@ -92,13 +92,33 @@ func (v *Solver) buildRel(dense bool) {
 	}
 	fracs := v.fracs
 	v.relDirty = fracs
-	v.relSum = append(v.relSum, [2]int64{})
+	sum := slices.Grow(v.relSum[:0], len(v.rel)+1)[:len(v.rel)+1]
+	sum[0] = [2]int64{}
+	free := v.s.HostFreeCounts()
 	for i := range v.rel {
 		r := &v.rel[i]
-		v.finishRel(r, fracs)
-		last := v.relSum[i]
-		v.relSum = append(v.relSum, [2]int64{last[0] + r.gainGPUs, last[1] + r.gainMilli})
+		if r.frac == 0 && v.relAll && !fracs && !v.r.Exclusive && !v.legacy {
+			v.finishWhole(r, free)
+		} else {
+			v.finishRel(r, fracs)
+		}
+		sum[i+1] = [2]int64{sum[i][0] + r.gainGPUs, sum[i][1] + r.gainMilli}
 	}
+	v.relSum = sum
+}
+
+// finishWhole is finishRel for an entry that got only whole GPUs back, on
+// a State where the gang may share every GPU (v.relAll), for a request
+// without fractional pods (no milli per GPU to write) that is not
+// exclusive (others unasked): its whole-free GPUs are the unused ones and
+// those returned, and it gained those of them that were not free (the
+// free-mask holds only unused GPUs, so all of it is among them: the
+// difference of the counts).
+func (v *Solver) finishWhole(r *relHost, free []uint8) {
+	h := r.ov.h
+	r.ov.mask = v.s.HostUnusedMask(h) | r.whole
+	r.gainGPUs = int64(popcount(r.ov.mask) - int(free[h]))
+	r.ov.others = false
 }
 
 // newRel appends host h's entry, nothing returned yet: the State's free CPU

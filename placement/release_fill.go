@@ -1,6 +1,10 @@
 package placement
 
-import "github.com/blinksched/blink/topology"
+import (
+	"slices"
+
+	"github.com/blinksched/blink/topology"
+)
 
 // Filling a rack (a domain whose children are hosts) that is asked for at
 // least all it holds, once upper bounds are in play (released hosts): with
@@ -149,16 +153,30 @@ func (v *Solver) relCaps() {
 	}
 	v.relCapG = g
 	free := v.s.HostFreeCounts()
-	sum := append(v.relCapSum[:0], 0)
+	sum := slices.Grow(v.relCapSum[:0], len(v.rel)+1)[:len(v.rel)+1]
+	sum[0] = 0
+	quick := v.relAll && v.anyModel && v.r.Eligible == nil && !v.r.Exclusive && !v.legacy
 	for i := range v.rel {
 		o := &v.rel[i].ov
 		c := v.perK[popcount(o.mask)]
-		if c > 0 && !v.hostOK(o.h) {
+		if c > 0 && !v.relOK(o.h, quick) {
 			c = 0
 		}
-		sum = append(sum, sum[i]+c-v.stateCap(o.h, free[o.h]))
+		sum[i+1] = sum[i] + c - v.stateCap(o.h, free[o.h])
 	}
 	v.relCapSum = sum
+}
+
+// relOK is hostOK for released host h; quick: the State's hosts are all
+// healthy (relAll) and the request takes any model, has no eligibility and
+// is not exclusive, so only an exclusive hold by a job that stays keeps
+// the host out.
+func (v *Solver) relOK(h topology.HostID, quick bool) bool {
+	if !quick {
+		return v.hostOK(h)
+	}
+	j, held := v.s.HostExclusive(h)
+	return !held || j == v.r.Job || v.isGone(j)
 }
 
 // touchRack records that host h's rack took pods in this attempt: its
