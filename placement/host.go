@@ -8,9 +8,14 @@ import (
 
 // The overlay records what the current attempt took on each host, so later
 // pods and pod sets of the same gang see it. reset starts a new attempt in
-// O(1) by bumping the epoch.
+// O(1) by bumping the epoch (plus reinstalling the released overlays, unless
+// the last attempt read or wrote no overlay and stamped no rack: then they
+// are as the last install left them).
 
 func (v *Solver) reset() {
+	if len(v.rel) != 0 && v.relKept && !v.ovTaken && len(v.ov) == len(v.rel) && !v.legacy {
+		return
+	}
 	v.ov = v.ov[:0]
 	v.epoch++
 	if v.epoch == 0 { // wrapped: clear stamps once every 2^32 attempts
@@ -18,6 +23,7 @@ func (v *Solver) reset() {
 		v.epoch = 1
 	}
 	v.installRel()
+	v.ovTaken = false
 }
 
 // ovAt returns host h's overlay index, or -1.
@@ -30,6 +36,7 @@ func (v *Solver) ovAt(h topology.HostID) int32 {
 
 // ovFor returns host h's overlay, creating it from the State.
 func (v *Solver) ovFor(h topology.HostID) *hostOv {
+	v.ovTaken = true
 	if o := v.ovAt(h); o >= 0 {
 		return &v.ov[o]
 	}

@@ -78,7 +78,7 @@ func (v *Solver) fillFresh(d topology.DomainID, want int64) (got int64, ok bool)
 	if total == 0 {
 		return 0, true
 	}
-	v.rackStamp[d] = v.epoch
+	v.rackStamp[d], v.ovTaken = v.epoch, true
 	if state == 0 && v.rx == nil { // only released hosts hold pods (stateCap is 0 for every host)
 		v.fillReleased(a, b)
 	} else {
@@ -186,6 +186,6 @@ func (v *Solver) relOK(h topology.HostID, quick bool) bool {
 // exhaustive's replay ends its attempt.
 func (v *Solver) touchRack(h topology.HostID) {
 	if d := v.t.HostParent(h); int(d) < len(v.rackStamp) {
-		v.rackStamp[d] = v.epoch
+		v.rackStamp[d], v.ovTaken = v.epoch, true
 	}
 }

@@ -80,6 +80,7 @@ type Solver struct {
 	rackStamp []uint32         // per domain: the epoch in which a host of it took pods (release_fill.go)
 	fracs     bool             // a pod set of the request asks for a GPU fraction (fracSets)
 	relDirty  bool             // rel's slots may hold milli per GPU (a build for fractional pods): newRel must not reuse them as they are
+	ovTaken   bool             // since the last reset, an overlay was made or handed out (ovFor), or a rack stamped (reset)
 	relKept   bool             // v.ov[:len(v.rel)] (its backing array) holds this release's overlays, maybe taken from (installRel)
 	legacy    bool             // tests only: the general paths, without plainCap and the shortcuts that skip work
 	noOne     bool             // tests only: no placeOne (one.go), the rest as usual
