@@ -155,28 +155,37 @@ func (v *Solver) relCaps() {
 	free := v.s.HostFreeCounts()
 	sum := slices.Grow(v.relCapSum[:0], len(v.rel)+1)[:len(v.rel)+1]
 	sum[0] = 0
-	quick := v.relAll && v.anyModel && v.r.Eligible == nil && !v.r.Exclusive && !v.legacy
+	v.relCapSum = sum
+	if v.relAll && v.anyModel && v.r.Eligible == nil && !v.r.Exclusive && !v.legacy {
+		v.relCapsQuick(sum, free)
+		return
+	}
 	for i := range v.rel {
 		o := &v.rel[i].ov
 		c := v.perK[popcount(o.mask)]
-		if c > 0 && !v.relOK(o.h, quick) {
+		if c > 0 && !v.hostOK(o.h) {
 			c = 0
 		}
 		sum[i+1] = sum[i] + c - v.stateCap(o.h, free[o.h])
 	}
-	v.relCapSum = sum
 }
 
-// relOK is hostOK for released host h; quick: the State's hosts are all
-// healthy (relAll) and the request takes any model, has no eligibility and
-// is not exclusive, so only an exclusive hold by a job that stays keeps
-// the host out.
-func (v *Solver) relOK(h topology.HostID, quick bool) bool {
-	if !quick {
-		return v.hostOK(h)
+// relCapsQuick is relCaps' loop when the State's hosts are all healthy
+// (relAll) and the request takes any model, has no eligibility and is not
+// exclusive: hostOK then only asks whether a job that stays holds the host
+// exclusively, and stateCap is perK of the free count.
+func (v *Solver) relCapsQuick(sum []int64, free []uint8) {
+	perK := &v.perK
+	for i := range v.rel {
+		o := &v.rel[i].ov
+		c := perK[popcount(o.mask)]
+		if c > 0 {
+			if j, held := v.s.HostExclusive(o.h); held && j != v.r.Job && !v.isGone(j) {
+				c = 0
+			}
+		}
+		sum[i+1] = sum[i] + c - perK[free[o.h]]
 	}
-	j, held := v.s.HostExclusive(h)
-	return !held || j == v.r.Job || v.isGone(j)
 }
 
 // touchRack records that host h's rack took pods in this attempt: its
