@@ -31,18 +31,43 @@ func (v *Solver) everyApplies(l topology.Level, i int32, want int64) bool {
 }
 
 // fillEvery fills domain d of level l whole: each child with room (capOf,
-// here upper) is filled for its bound, in index order. Falling short of
-// want, it tracks the set as fill's rounds would (track: the overlay then
-// holds what was placed; tracking once more than the general path does
-// changes no pod).
+// here upper: the State's histCap plus the released hosts' gains, a plain
+// set taking no nominated GPUs) is filled for its bound, in index order; a
+// rack no pod of this attempt went to, as fillHosts would (fillFreshAt),
+// from the counts its bound was made of. The released hosts below a child
+// are counted once (relSearch at its end is the next child's start).
+// Falling short of want, it tracks the set as fill's rounds would (track:
+// the overlay then holds what was placed; tracking once more than the
+// general path does changes no pod).
 func (v *Solver) fillEvery(l topology.Level, d topology.DomainID, want int64) int64 {
+	rel := len(v.rel) > 0
+	if rel {
+		v.relCaps()
+	}
 	lo, hi := v.t.Children(d)
+	h0, _ := v.t.Hosts(d)
+	a := v.relSearch(h0)
 	got := int64(0)
 	for c := lo; c < hi; c++ {
-		if cp := v.upper(c); cp > 0 {
-			v.known = knownCap{level: l + 1, idx: int32(c), cap: cp} // capAt need not count it again
-			got += v.fill(l+1, int32(c), cp)
+		_, h1 := v.t.Hosts(c)
+		b := v.relSearch(h1)
+		state := v.histCap(c)
+		cp := state
+		if rel {
+			cp += v.relSum[b][0] - v.relSum[a][0]
 		}
+		if cp > 0 {
+			n, ok := int64(0), false
+			if clo, chi := v.t.Children(c); rel && clo == chi && v.rackStamp[c] != v.epoch { // a fresh rack
+				n, ok = v.fillFreshAt(c, cp, state, a, b)
+			}
+			if !ok {
+				v.known = knownCap{level: l + 1, idx: int32(c), cap: cp} // capAt need not count it again
+				n = v.fill(l+1, int32(c), cp)
+			}
+			got += n
+		}
+		a = b
 	}
 	if got < want {
 		v.track()

@@ -69,8 +69,12 @@ func (v *Solver) fillHosts(d topology.DomainID, want int64) (got int64, ok bool)
 func (v *Solver) fillFresh(d topology.DomainID, want int64) (got int64, ok bool) {
 	v.relCaps()
 	lo, hi := v.t.Hosts(d)
-	a, b := v.relSearch(lo), v.relSearch(hi)
-	state := v.histCap(d)
+	return v.fillFreshAt(d, want, v.histCap(d), v.relSearch(lo), v.relSearch(hi))
+}
+
+// fillFreshAt is fillFresh given rack d's capacity by the State alone
+// (state: histCap) and its released hosts rel[a:b]; relCaps is done.
+func (v *Solver) fillFreshAt(d topology.DomainID, want, state int64, a, b int) (got int64, ok bool) {
 	total := state + v.relCapSum[b] - v.relCapSum[a]
 	if total > want {
 		return 0, false
@@ -82,6 +86,7 @@ func (v *Solver) fillFresh(d topology.DomainID, want int64) (got int64, ok bool)
 	if state == 0 && v.rx == nil { // only released hosts hold pods (stateCap is 0 for every host)
 		v.fillReleased(a, b)
 	} else {
+		lo, hi := v.t.Hosts(d)
 		v.fillRack(lo, hi, a, b)
 	}
 	if total < want {
