@@ -95,14 +95,17 @@ func (v *Solver) buildRel(dense bool) {
 	sum := slices.Grow(v.relSum[:0], len(v.rel)+1)[:len(v.rel)+1]
 	sum[0] = [2]int64{}
 	free := v.s.HostFreeCounts()
+	whole := v.relAll && !fracs && !v.r.Exclusive && !v.legacy // finishWhole applies to entries without fractions
+	gpus, milli := int64(0), int64(0)
 	for i := range v.rel {
 		r := &v.rel[i]
-		if r.frac == 0 && v.relAll && !fracs && !v.r.Exclusive && !v.legacy {
+		if whole && r.frac == 0 {
 			v.finishWhole(r, free)
 		} else {
 			v.finishRel(r, fracs)
 		}
-		sum[i+1] = [2]int64{sum[i][0] + r.gainGPUs, sum[i][1] + r.gainMilli}
+		gpus, milli = gpus+r.gainGPUs, milli+r.gainMilli
+		sum[i+1] = [2]int64{gpus, milli}
 	}
 	v.relSum = sum
 }
@@ -113,10 +116,15 @@ func (v *Solver) buildRel(dense bool) {
 // exclusive (others unasked): its whole-free GPUs are the unused ones and
 // those returned, and it gained those of them that were not free (the
 // free-mask holds only unused GPUs, so all of it is among them: the
-// difference of the counts).
+// difference of the counts). An entry that got every GPU back (a whole-host
+// pod gone) needs no mask read.
 func (v *Solver) finishWhole(r *relHost, free []uint8) {
 	h := r.ov.h
-	r.ov.mask = v.s.HostUnusedMask(h) | r.whole
+	if n := v.t.HostGPUCount(h); n < 64 && r.whole == 1<<uint(n)-1 {
+		r.ov.mask = r.whole
+	} else {
+		r.ov.mask = v.s.HostUnusedMask(h) | r.whole
+	}
 	r.gainGPUs = int64(popcount(r.ov.mask) - int(free[h]))
 	r.ov.others = false
 }
