@@ -82,6 +82,9 @@ func (v *Solver) buildRel(dense bool) {
 		clear(v.rel[:cap(v.rel)])
 		v.relDirty = false
 	}
+	if dense && v.buildWhole() {
+		return // v.relDirty is false: no milli per GPU written
+	}
 	if dense {
 		v.relHostsDense()
 	} else {

@@ -66,15 +66,16 @@ func genLoadedState(t *testing.T, rng *rand.Rand) (*topology.State, []topology.J
 			if int(h) >= tr.NumHosts() {
 				break
 			}
+			cpu, mem := int32(1000*rng.IntN(3)), int32(1024*rng.IntN(3))
 			switch k := rng.IntN(16); {
 			case k == 0: // left free
 			case k == 1: // partly free
-				pods = append(pods, topology.Pod{Host: h, GPUs: 1})
+				pods = append(pods, topology.Pod{Host: h, GPUs: 1, CPUMilli: cpu})
 			case k == 2: // two smaller pods
-				pods = append(pods, topology.Pod{Host: h, GPUs: all >> uint(perHost/2)},
-					topology.Pod{Host: h, GPUs: all &^ (all >> uint(perHost/2))})
+				pods = append(pods, topology.Pod{Host: h, GPUs: all >> uint(perHost/2), CPUMilli: 500, MemoryMiB: mem},
+					topology.Pod{Host: h, GPUs: all &^ (all >> uint(perHost/2)), CPUMilli: cpu, MemoryMiB: mem})
 			default:
-				pods = append(pods, topology.Pod{Host: h, GPUs: all})
+				pods = append(pods, topology.Pod{Host: h, GPUs: all, CPUMilli: cpu, MemoryMiB: mem})
 			}
 			h++
 		}
@@ -127,6 +128,38 @@ func genLoadedRequest(rng *rand.Rand, tr *topology.Tree) *Request {
 		r.Sets = append(r.Sets, PodSet{Pods: 1 + int32(rng.IntN(3)), GPUs: 1, Milli: 500})
 	case 2:
 		r.Sets[0].CPUMilli = 1000
+	case 3:
+		r.Sets[0].MemoryMiB = 1024
 	}
 	return r
+}
+
+// TestReleaseWholeOracle compares the released hosts' entries built in one
+// pass (buildWhole: whole-GPU pods, every GPU shareable, no fraction or
+// exclusivity asked) and the relGain sums against releaseOracle's, on
+// loaded clusters (pods with CPU and memory, several on some hosts).
+func TestReleaseWholeOracle(t *testing.T) {
+	seed := testkit.Seed(t, 1)
+	var v Solver
+	built := 0
+	for i := range testkit.Steps(t, 500) {
+		rng := rand.New(rand.NewPCG(seed, uint64(i)+1<<47))
+		s, gone := genLoadedState(t, rng)
+		r := genLoadedRequest(rng, s.Tree())
+		v.begin(s, r)
+		v.release(gone)
+		want := releaseOracle(&v, s, gone)
+		require.Len(t, v.rel, len(want), "instance %d (seed %d)", i, seed)
+		for k := range want {
+			got := v.rel[k]
+			got.whole, got.frac = 0, 0 // building scratch
+			require.Equal(t, want[k], got, "instance %d (seed %d), host %d", i, seed, want[k].ov.h)
+		}
+		checkRelGain(t, &v, rng, want)
+		if v.relAll && !v.fracs && !r.Exclusive && len(v.relOrder) > 0 {
+			built++
+		}
+	}
+	t.Logf("%d builds of whole-GPU entries checked (seed %d)", built, seed)
+	require.Positive(t, built)
 }

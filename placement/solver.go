@@ -70,6 +70,7 @@ type Solver struct {
 	relSum    [][2]int64       // prefix sums of rel's gains
 	relOrder  []int64          // released hosts: bitmap words with per-word counts, or empty (release_index.go)
 	relIdx    []int32          // per host: index into rel while building it
+	relAcc    []relAcc         // per host: what its pods gave back, while building rel (buildWhole)
 	gone      []topology.JobID // sorted
 	relPods   []topology.Pod   // scratch
 	relJobs   []topology.JobID // scratch
