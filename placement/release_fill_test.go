@@ -105,7 +105,8 @@ func genLoadedState(t *testing.T, rng *rand.Rand) (*topology.State, []topology.J
 
 // genLoadedRequest draws mostly whole-host pods at a random preferred level,
 // as many as a fraction of the hosts; sometimes half-host pods, a second
-// set, a fractional or CPU set, a required level or another policy.
+// set, a fractional, CPU or memory set, exclusivity, a required level or
+// another policy.
 func genLoadedRequest(rng *rand.Rand, tr *topology.Tree) *Request {
 	hl := tr.HostLevel()
 	maxG := int32(tr.MaxHostGPUs())
@@ -116,6 +117,7 @@ func genLoadedRequest(rng *rand.Rand, tr *topology.Tree) *Request {
 	if rng.IntN(8) == 0 {
 		r.Required = topology.Level(rng.IntN(int(hl)))
 	}
+	r.Exclusive = rng.IntN(10) == 0
 	set := PodSet{Pods: 1 + int32(rng.IntN(tr.NumHosts()/2+1)), GPUs: maxG}
 	if rng.IntN(4) == 0 {
 		set.GPUs = maxG / 2

@@ -16,7 +16,7 @@ import (
 // never cleared); the pass over the bitmap writes each entry whole —
 // created, given back its pods and finished at once — with the per-word
 // counts and the prefix sums of the gains. The entries are those
-// relHostsDense, add and finishWhole make.
+// relHostsDense, add and finishWhole make (its rule is repeated inline).
 
 // relAcc is what a released host's pods gave back, before its entry exists.
 type relAcc struct {
@@ -64,9 +64,9 @@ func (v *Solver) buildWhole() bool {
 
 // wholeEntries writes an entry per host of bitmap b (interleaved with its
 // per-word counts, written here), from relAcc, and the prefix sums of the
-// gains.
+// gains; finishWhole's work is done inline.
 func (v *Solver) wholeEntries(b []int64, acc []relAcc) {
-	s, free, sum := v.s, v.s.HostFreeCounts(), v.relSum
+	s, t, free, sum := v.s, v.t, v.s.HostFreeCounts(), v.relSum
 	sum[0] = [2]int64{}
 	n, gpus := 0, int64(0)
 	for w := 0; w < len(b); w += 2 {
@@ -75,9 +75,13 @@ func (v *Solver) wholeEntries(b []int64, acc []relAcc) {
 			h := topology.HostID(w<<5 | bits.TrailingZeros64(x))
 			a, r := &acc[h], &v.rel[n]
 			r.whole, r.frac, r.gainMilli = a.whole, 0, 0
-			r.ov.h = h
+			r.ov.h, r.ov.others = h, false
 			r.ov.cpu, r.ov.mem = s.HostCPU(h)+a.cpu, s.HostMemory(h)+a.mem
-			v.finishWhole(r, free)
+			r.ov.mask = a.whole
+			if k := t.HostGPUCount(h); k >= 64 || a.whole != 1<<uint(k)-1 { // not every GPU back
+				r.ov.mask |= s.HostUnusedMask(h)
+			}
+			r.gainGPUs = int64(popcount(r.ov.mask) - int(free[h]))
 			gpus += r.gainGPUs
 			n++
 			sum[n] = [2]int64{gpus, 0}
