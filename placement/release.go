@@ -28,14 +28,21 @@ import (
 //     jobs that stay have pods on the host, only for exclusive requests, the
 //     only ones that ask.
 //
+// When the pods are many and all of whole GPUs, every GPU is shareable and
+// the request asks for no fraction and no exclusivity (the common
+// preemption), passes 2 to 4 are one pass over the pods and one over the
+// hosts (release_whole.go).
+//
 // Laying a gang out around them stays the rule's bound-and-check walk (the
 // bounds order domains, so making them exact would change answers), made
 // cheaper for plain pod sets — whole GPUs, nothing else asked: a host's
-// capacity is its free count or its overlay's popcount (plainCap), a rack
-// asked for at least all it holds is filled host by host without
-// candidates, from prefix sums of the released hosts' gains while no pod
-// went there yet (release_fill.go), and an attempt after the first restores
-// only the overlays the last one took from (installRel).
+// capacity is its free count or its overlay's popcount (plainCap), a
+// domain asked for at least its bound is filled child by child in index
+// order without candidates (fill_every.go), a rack asked for at least all
+// it holds host by host, from prefix sums of the released hosts' gains
+// while no pod went there yet (release_fill.go), and an attempt after the
+// first restores only the overlays the last one took from (installRel), or
+// none when it read none (reset).
 
 // relHost is a released host: its overlay and what it gained.
 type relHost struct {
