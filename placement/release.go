@@ -81,6 +81,7 @@ func (v *Solver) buildRel(dense bool) {
 	if len(v.relPods) == 0 {
 		return
 	}
+	v.fracs = v.fracSets()
 	v.relCapG = 0 // relCaps: computed afresh
 	if n := v.t.NumDomains(); len(v.rackStamp) != n {
 		v.rackStamp = make([]uint32, n) // once per tree

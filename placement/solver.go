@@ -79,7 +79,7 @@ type Solver struct {
 	relCapG   int32            // GPUs per pod relCapSum is for (0: none)
 	relCapSum []int64          // prefix sums of released hosts' gains for plain sets (release_fill.go)
 	rackStamp []uint32         // per domain: the epoch in which a host of it took pods (release_fill.go)
-	fracs     bool             // a pod set of the request asks for a GPU fraction (fracSets)
+	fracs     bool             // a pod set of the request asks for a GPU fraction (fracSets; set by buildRel, read with rel)
 	relDirty  bool             // rel's slots may hold milli per GPU (a build for fractional pods): newRel must not reuse them as they are
 	ovTaken   bool             // since the last reset, an overlay was made or handed out (ovFor), or a rack stamped (reset)
 	relKept   bool             // v.ov[:len(v.rel)] (its backing array) holds this release's overlays, maybe taken from (installRel)
@@ -180,7 +180,6 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 	v.known = knownCap{idx: -1}
 	v.profAt, v.profGPU = -1, -1
 	v.setModels()
-	v.fracs = v.fracSets()
 	v.extra.Collect(s, r.Job, &v.info) // the nominated GPUs this gang may take
 }
 
