@@ -130,6 +130,7 @@ type Planner struct {
 	tdIn      []bool
 	tdFetched int // candidates whose pods podBuf holds
 	tdIDs     []topology.JobID
+	tdStarts  []int32
 	// milliHist counts GPUs by the milli freeing them costs (milliFloor).
 	milliHist []int64
 	// gpuBits is sortGPUs' bitmap of the cluster's GPUs.

@@ -221,19 +221,30 @@ func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 
 // tdFetch reads the pods of the first n candidates in order into podBuf,
 // noting where each one's start (scanJob.lo), with their links (candLinks)
-// unchained.
+// unchained. The State reads all their job records, then all their pods
+// (AppendJobsPods), which keeps many reads of scattered records in flight.
 func (p *Planner) tdFetch(n int) {
 	p.tdFetched = n
-	pods, links := p.podBuf[:0], p.candLinks[:0]
+	ids := p.idBuf[:0]
 	for _, c := range p.order[:n] {
-		lo := len(pods)
-		p.scanJobs[c].lo = int32(lo)
-		pods = p.s.AppendJobPods(pods, p.scanJobs[c].id)
-		for range len(pods) - lo {
-			links = append(links, podLink{next: -1, k: c})
+		ids = append(ids, p.scanJobs[c].id)
+	}
+	p.idBuf = ids
+	starts := resize(p.tdStarts, n)
+	p.tdStarts = starts
+	p.podBuf = p.s.AppendJobsPods(p.podBuf[:0], ids, starts)
+	links := resize(p.candLinks, len(p.podBuf))
+	p.candLinks = links
+	for i, c := range p.order[:n] {
+		lo, hi := starts[i], int32(len(p.podBuf))
+		if i+1 < n {
+			hi = starts[i+1]
+		}
+		p.scanJobs[c].lo = lo
+		for e := lo; e < hi; e++ {
+			links[e] = podLink{next: -1, k: c}
 		}
 	}
-	p.podBuf, p.candLinks = pods, links
 }
 
 // tdPods is the range of podBuf holding the pods of the i-th candidate in

@@ -442,6 +442,9 @@ func oracleCompareJobs(s *State, m *oracleModel) error {
 	if s.JobIDBound() != m.bound {
 		return fmt.Errorf("JobIDBound() = %d, oracle %d", s.JobIDBound(), m.bound)
 	}
+	if err := oracleCompareJobsPods(s, m); err != nil {
+		return err
+	}
 	nPods := 0
 	var pods []Pod
 	for id := JobID(-1); id <= m.bound; id++ {
@@ -501,4 +504,31 @@ func oracleHealthyGPUs(t *Tree, h HostID, health Health, failed uint64) int {
 		return 0
 	}
 	return t.HostGPUCount(h) - bits.OnesCount64(failed)
+}
+
+// oracleCompareJobsPods checks AppendJobsPods on every id from -1 to the
+// bound, backwards and with each id twice (absent ones included), against
+// the oracle's pods, job after job.
+func oracleCompareJobsPods(s *State, m *oracleModel) error {
+	var ids []JobID
+	for id := m.bound; id >= -1; id-- {
+		ids = append(ids, id, id)
+	}
+	starts := make([]int32, len(ids))
+	pods := s.AppendJobsPods([]Pod{{Host: -7}}, ids, starts) // after what dst holds
+	at := 1
+	for i, id := range ids {
+		var want []Pod
+		if j := m.jobs[id]; j != nil {
+			want = j.pods
+		}
+		if int(starts[i]) != at || at+len(want) > len(pods) || !slices.Equal(pods[at:at+len(want)], want) {
+			return fmt.Errorf("AppendJobsPods: job %d (entry %d) starts at %d, want %d with pods %+v", id, i, starts[i], at, want)
+		}
+		at += len(want)
+	}
+	if at != len(pods) || pods[0].Host != -7 {
+		return fmt.Errorf("AppendJobsPods: %d pods, want %d after the first", len(pods), at)
+	}
+	return nil
 }

@@ -221,6 +221,32 @@ func (s *State) AppendJobPods(dst []Pod, id JobID) []Pod {
 	return dst
 }
 
+// AppendJobsPods appends the pods of jobs ids to dst, job after job, each in
+// rank order (an absent id has none), and sets starts[i] (len(starts) ≥
+// len(ids)) to where job ids[i]'s pods begin in dst. It reads every job
+// record first and then every pod, so that the reads of scattered records
+// overlap: for thousands of jobs, markedly faster than AppendJobPods job by
+// job.
+func (s *State) AppendJobsPods(dst []Pod, ids []JobID, starts []int32) []Pod {
+	starts = starts[:len(ids)]
+	for i, id := range ids { // the first pod of each, -1 for none
+		starts[i] = -1
+		if s.HasJob(id) {
+			starts[i] = s.jobs[id].first
+		}
+	}
+	pods := s.pods
+	for i, p := range starts {
+		starts[i] = int32(len(dst))
+		for p >= 0 {
+			r := &pods[p]
+			dst = append(dst, r.Pod)
+			p = r.jnext
+		}
+	}
+	return dst
+}
+
 // JobMilliGPU is the milli-GPU held by job id's pods.
 func (s *State) JobMilliGPU(id JobID) int64 {
 	var n int64
