@@ -66,11 +66,10 @@ func (v *Solver) release(gone []topology.JobID) {
 
 // gatherRel gathers the pods of the jobs gone (v.gone) into relPods.
 func (v *Solver) gatherRel() {
-	pods := v.relPods[:0]
-	for _, j := range v.gone {
-		pods = v.s.AppendJobPods(pods, j)
+	if cap(v.relStarts) < len(v.gone) {
+		v.relStarts = make([]int32, len(v.gone))
 	}
-	v.relPods = pods
+	v.relPods = v.s.AppendJobsPods(v.relPods[:0], v.gone, v.relStarts[:len(v.gone)])
 }
 
 // buildRel turns relPods into the released hosts' overlays, in host order,

@@ -73,6 +73,7 @@ type Solver struct {
 	relAcc    []relAcc         // per host: what its pods gave back, while building rel (buildWhole)
 	gone      []topology.JobID // sorted
 	relPods   []topology.Pod   // scratch
+	relStarts []int32          // gatherRel's scratch: where each job's pods start
 	relJobs   []topology.JobID // scratch
 	hostCaps  []int64          // fillHosts' scratch: capacities of a rack's hosts
 	relAll    bool             // released hosts share every GPU: no failed GPU, unhealthy host or nomination
