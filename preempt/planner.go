@@ -123,14 +123,13 @@ type Planner struct {
 	scanJobs  []scanJob
 	scanCand  []int32
 	// The top-down construction (topdown.go): per host, stamped with tdEp;
-	// per collected job, whether it is in V; how many had their pods read;
-	// the ids tdCollect keeps.
-	tdAcc     []tdHost
-	tdEp      uint32
-	tdIn      []bool
-	tdFetched int // candidates whose pods podBuf holds
-	tdIDs     []topology.JobID
-	tdStarts  []int32
+	// per collected job, whether it is in V; the collected jobs; where the
+	// pods of each fetched one start in podBuf.
+	tdAcc    []tdHost
+	tdEp     uint32
+	tdIn     []bool
+	tdJobs   []tdJob
+	tdStarts []int32
 	// milliHist counts GPUs by the milli freeing them costs (milliFloor).
 	milliHist []int64
 	// gpuBits is sortGPUs' bitmap of the cluster's GPUs.

@@ -37,12 +37,20 @@ import (
 // full cluster where large jobs tile hosts, a fraction of the model's cost.
 
 // tdHost is what the construction keeps per host V touches, stamped with
-// the construction's epoch (accEpoch's counter, tdEp).
+// the construction's epoch (tdEp).
 type tdHost struct {
-	ep         uint32
-	seen       uint32 // the last victim whose loss counted this host
-	head, tail int32  // V's pods on the host, chained through candLinks
-	cap        int32  // the host's capacity for the request with V gone
+	ep   uint32
+	seen uint32 // the last victim whose loss counted this host
+	head int32  // V's pods on the host, chained through candLinks
+	cap  int32  // the host's capacity for the request with V gone
+}
+
+// tdJob is a candidate of the construction.
+type tdJob struct {
+	id    topology.JobID
+	prio  int32
+	size  int32
+	milli int64
 }
 
 // topDown tries the construction above and returns true if it offered an
@@ -73,7 +81,7 @@ func (p *Planner) topDown() bool {
 	}
 	v := p.gone[:0]
 	for _, c := range p.order[:n] {
-		v = append(v, p.scanJobs[c].id)
+		v = append(v, p.tdJobs[c].id)
 	}
 	p.gone = v
 	cost := p.costOf(v)
@@ -91,45 +99,42 @@ func (p *Planner) topDown() bool {
 
 // tdCollect finds q, the least priority of a preemptible job at or above
 // low (the bound's priority) and below the request's — no victim set of
-// lower priority fits — and lists in p.scanJobs the preemptible jobs of
-// priority ≤ q of size ≥ minSize; it stamps them as candidates (candIdx:
-// their index) and writes to p.order their indices in the construction's
-// order (tdSort). False if there is no such q below the end of low's
-// priority bucket.
+// lower priority fits — and lists in p.tdJobs the preemptible jobs of
+// priority ≤ q of size ≥ minSize, in id order, and writes to p.order their
+// indices in the construction's order (tdSort). False if there is no such q
+// below the end of low's priority bucket.
 func (p *Planner) tdCollect(low int32, minSize int64) (int32, bool) {
 	end := min(p.r.Priority, lowPrio(bucketOf(low)+1))
 	sizes, prios := p.s.JobSizes(), p.prios
-	ids := resize(p.tdIDs, len(prios)+1) // room for one write past the last kept
+	jobs := resize(p.tdJobs, len(prios)+1) // room for one write past the last kept
 	n, q := 0, end
-	p.candEpoch++
 	// Without branches on the jobs' values, which follow no pattern: each
-	// job's id is written, and kept by advancing n or not.
+	// job is written, and kept by advancing n or not.
 	for w, x := range p.preW {
 		for ; x != 0; x &= x - 1 {
 			j := w<<6 | bits.TrailingZeros64(x)
-			prio := prios[j]
+			prio, size := prios[j], sizes[j]
 			atLow := end
 			if prio >= low {
 				atLow = prio
 			}
 			q = min(q, atLow)
-			ids[n] = topology.JobID(j)
-			n += b2i(prio < end) & b2i(int64(sizes[j]) >= minSize)
+			jobs[n] = tdJob{id: topology.JobID(j), prio: prio, size: size}
+			n += b2i(prio < end) & b2i(int64(size) >= minSize)
 		}
 	}
-	p.tdIDs = ids
 	if q == end {
 		return 0, false
 	}
-	kept := p.scanJobs[:0]
-	for _, j := range ids[:n] {
-		if prio := prios[j]; prio <= q {
-			p.candEp[j], p.candIdx[j] = p.candEpoch, int32(len(kept))
-			kept = append(kept, scanJob{id: j, prio: prio, milli: p.milli(j)})
+	kept := jobs[:0]
+	for _, jb := range jobs[:n] {
+		if jb.prio <= q {
+			jb.milli = p.milli(jb.id)
+			kept = append(kept, jb)
 		}
 	}
-	p.scanJobs = kept
-	p.tdSort(sizes)
+	p.tdJobs = kept
+	p.tdSort()
 	p.tdIn = resize(p.tdIn, len(kept))
 	clear(p.tdIn)
 	return q, true
@@ -143,14 +148,14 @@ func b2i(b bool) int {
 	return 0
 }
 
-// tdSort writes to p.order the indices of p.scanJobs (in id order) by size
+// tdSort writes to p.order the indices of p.tdJobs (in id order) by size
 // descending, then milli ascending, then id: a stable radix sort of one
 // packed key, or a stable comparison sort if the key does not fit 64 bits.
-func (p *Planner) tdSort(sizes []int32) {
-	jobs := p.scanJobs
+func (p *Planner) tdSort() {
+	jobs := p.tdJobs
 	maxS, maxM := int64(0), int64(0)
 	for i := range jobs {
-		maxS, maxM = max(maxS, int64(sizes[jobs[i].id])), max(maxM, jobs[i].milli)
+		maxS, maxM = max(maxS, int64(jobs[i].size)), max(maxM, jobs[i].milli)
 	}
 	bs, bm := bits.Len64(uint64(maxS)), bits.Len64(uint64(maxM))
 	order := resize(p.order, len(jobs))
@@ -160,7 +165,7 @@ func (p *Planner) tdSort(sizes []int32) {
 			order[i] = int32(i)
 		}
 		slices.SortStableFunc(order, func(a, b int32) int {
-			if c := cmp3(int64(sizes[jobs[b].id]), int64(sizes[jobs[a].id])); c != 0 {
+			if c := cmp3(int64(jobs[b].size), int64(jobs[a].size)); c != 0 {
 				return c
 			}
 			return cmp3(jobs[a].milli, jobs[b].milli)
@@ -169,7 +174,7 @@ func (p *Planner) tdSort(sizes []int32) {
 	}
 	rk := resize(p.radixA, len(jobs))
 	for i := range jobs {
-		rk[i] = radixKey{k: uint64(maxS-int64(sizes[jobs[i].id]))<<uint(bm) | uint64(jobs[i].milli), c: int32(i)}
+		rk[i] = radixKey{k: uint64(maxS-int64(jobs[i].size))<<uint(bm) | uint64(jobs[i].milli), c: int32(i)}
 	}
 	sorted, other := radixSort(rk, p.radixB, bs+bm)
 	for i := range sorted {
@@ -203,11 +208,9 @@ func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 			h := p.podBuf[e].Host
 			a := &p.tdAcc[h]
 			if a.ep != p.tdEp {
-				*a = tdHost{ep: p.tdEp, head: e, tail: e, cap: int32(int64(p.s.HostFree(h)) / g)}
-			} else {
-				p.candLinks[a.tail].next = e
-				a.tail = e
+				*a = tdHost{ep: p.tdEp, head: -1, cap: int32(int64(p.s.HostFree(h)) / g)}
 			}
+			p.candLinks[e].next, a.head = a.head, e
 			nw := p.tdCap(h, a)
 			gain += int64(nw - a.cap)
 			a.cap = nw
@@ -220,28 +223,24 @@ func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 }
 
 // tdFetch reads the pods of the first n candidates in order into podBuf,
-// noting where each one's start (scanJob.lo), with their links (candLinks)
-// unchained. The State reads all their job records, then all their pods
-// (AppendJobsPods), which keeps many reads of scattered records in flight.
+// noting where the i-th one's start (tdStarts[i]; tdStarts[n] is the end),
+// with their links (candLinks) unchained. The State reads all their job
+// records, then all their pods (AppendJobsPods), which keeps many reads of
+// scattered records in flight.
 func (p *Planner) tdFetch(n int) {
-	p.tdFetched = n
 	ids := p.idBuf[:0]
 	for _, c := range p.order[:n] {
-		ids = append(ids, p.scanJobs[c].id)
+		ids = append(ids, p.tdJobs[c].id)
 	}
 	p.idBuf = ids
-	starts := resize(p.tdStarts, n)
+	starts := resize(p.tdStarts, n+1)
 	p.tdStarts = starts
 	p.podBuf = p.s.AppendJobsPods(p.podBuf[:0], ids, starts)
+	starts[n] = int32(len(p.podBuf))
 	links := resize(p.candLinks, len(p.podBuf))
 	p.candLinks = links
 	for i, c := range p.order[:n] {
-		lo, hi := starts[i], int32(len(p.podBuf))
-		if i+1 < n {
-			hi = starts[i+1]
-		}
-		p.scanJobs[c].lo = lo
-		for e := lo; e < hi; e++ {
+		for e := starts[i]; e < starts[i+1]; e++ {
 			links[e] = podLink{next: -1, k: c}
 		}
 	}
@@ -249,13 +248,7 @@ func (p *Planner) tdFetch(n int) {
 
 // tdPods is the range of podBuf holding the pods of the i-th candidate in
 // order (one of those fetched).
-func (p *Planner) tdPods(i int) (lo, hi int32) {
-	lo, hi = p.scanJobs[p.order[i]].lo, int32(len(p.podBuf))
-	if i+1 < p.tdFetched {
-		hi = p.scanJobs[p.order[i+1]].lo
-	}
-	return lo, hi
-}
+func (p *Planner) tdPods(i int) (lo, hi int32) { return p.tdStarts[i], p.tdStarts[i+1] }
 
 // tdAlone reports whether candidate c's are the only pods of V on a's host.
 func (p *Planner) tdAlone(a *tdHost, c int32) bool {
@@ -265,6 +258,13 @@ func (p *Planner) tdAlone(a *tdHost, c int32) bool {
 		}
 	}
 	return true
+}
+
+// tdEvicted reports whether job j is in V: a binary search of the
+// collected candidates, which are in id order.
+func (p *Planner) tdEvicted(j topology.JobID) bool {
+	c, ok := slices.BinarySearchFunc(p.tdJobs, j, func(jb tdJob, j topology.JobID) int { return cmp3(int64(jb.id), int64(j)) })
+	return ok && p.tdIn[c]
 }
 
 // tdCap is host h's capacity for the request with V gone (a: V's pods on
@@ -278,7 +278,7 @@ func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 		return 0
 	}
 	j, held := s.HostExclusive(h)
-	if held && !(p.candEp[j] == p.candEpoch && p.tdIn[p.candIdx[j]]) {
+	if held && !p.tdEvicted(j) {
 		return 0 // held by a job that stays
 	}
 	var whole, frac uint64
