@@ -205,6 +205,10 @@ func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 		p.tdIn[c] = true
 		lo, hi := p.tdPods(n)
 		for e := lo; e < hi; e++ { // a host of several pods is recomputed after each
+			if sole, ok := p.tdSole(&p.podBuf[e]); ok {
+				gain += sole
+				continue
+			}
 			h := p.podBuf[e].Host
 			a := &p.tdAcc[h]
 			if a.ep != p.tdEp {
@@ -258,6 +262,32 @@ func (p *Planner) tdAlone(a *tdHost, c int32) bool {
 		}
 	}
 	return true
+}
+
+// tdSole returns what evicting pod q's job adds to the request on q's host
+// when q is the only pod there (whole GPUs, every other GPU unused): the
+// host's healthy GPUs in pods less what the histograms count for it. No
+// other pod of V can be on that host, so it needs no record (tdHost).
+func (p *Planner) tdSole(q *topology.Pod) (int64, bool) {
+	s, h := p.s, q.Host
+	n := p.t.HostGPUCount(h)
+	all := uint64(1)<<uint(n) - 1
+	if n == 64 {
+		all = ^uint64(0)
+	}
+	if q.Milli != 0 || q.GPUs|s.HostUnusedMask(h) != all {
+		return 0, false
+	}
+	g := p.sets[0].gpus
+	base := int64(s.HostFree(h)) / g
+	if s.HostHealth(h) != topology.Healthy {
+		return -base, true // base is 0: an unhealthy host has nothing free
+	}
+	usable := int64(n)
+	if s.HostHealthyGPUs(h) < n {
+		usable = int64(bits.OnesCount64(all &^ s.HostFailedMask(h)))
+	}
+	return usable/g - base, true
 }
 
 // tdEvicted reports whether job j is in V: a binary search of the
@@ -322,6 +352,10 @@ func (p *Planner) tdIrreducible(n int, gain, lack int64) bool {
 		lo, hi := p.tdPods(i)
 		loss := int64(0)
 		for e := lo; e < hi; e++ {
+			if sole, ok := p.tdSole(&p.podBuf[e]); ok {
+				loss += sole
+				continue
+			}
 			h := p.podBuf[e].Host
 			a := &p.tdAcc[h]
 			if a.seen == uint32(i+1) {
