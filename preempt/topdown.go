@@ -79,12 +79,7 @@ func (p *Planner) topDown() bool {
 	if !fits {
 		return false
 	}
-	v := p.gone[:0]
-	for _, c := range p.order[:n] {
-		v = append(v, p.tdJobs[c].id)
-	}
-	p.gone = v
-	cost := p.costOf(v)
+	v, cost := p.tdVictims()
 	bound := Cost{Priority: q, Victims: k, Milli: lb.Milli}
 	proven := !bound.Less(cost) && p.tdIrreducible(n, gain, lack)
 	if !p.offerSet(v, cost) {
@@ -95,6 +90,22 @@ func (p *Planner) topDown() bool {
 		p.topDowns++
 	}
 	return proven
+}
+
+// tdVictims lists V in id order (tdJobs' order), with its cost.
+func (p *Planner) tdVictims() ([]topology.JobID, Cost) {
+	v, cost := p.gone[:0], Cost{Priority: NoPriority}
+	for c := range p.tdJobs {
+		if p.tdIn[c] {
+			jb := &p.tdJobs[c]
+			v = append(v, jb.id)
+			cost.Priority = max(cost.Priority, jb.prio)
+			cost.Milli += jb.milli
+		}
+	}
+	p.gone = v
+	cost.Victims = len(v)
+	return v, cost
 }
 
 // tdCollect finds q, the least priority of a preemptible job at or above
