@@ -27,6 +27,10 @@ func SetTopDown(p *Planner, on bool) { p.noTopDown = !on }
 // since the Planner was made.
 func TopDowns(p *Planner) int { return p.topDowns }
 
+// TopDownsPruned counts those of them that evicted more candidates than
+// the bound and pruned them.
+func TopDownsPruned(p *Planner) int { return p.topDownsPruned }
+
 // JobFirstDiff compares the job-first build of the whole cluster
 // (modeljobs.go), by both ways of fetching the candidates' pods, with the
 // host-by-host build it stands for (addHost over every host, dead hosts

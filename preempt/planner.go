@@ -122,11 +122,12 @@ type Planner struct {
 	accEpoch  uint32
 	scanJobs  []scanJob
 	scanCand  []int32
-	// The top-down construction (topdown.go): per host, stamped with tdEp;
-	// per collected job, whether it is in V; the collected jobs; where the
-	// pods of each fetched one start in podBuf.
+	// The top-down construction (topdown.go): per host, stamped with tdEp
+	// (and tdSeen, per loss counted); per collected job, whether it is in V;
+	// the collected jobs; where the pods of each fetched one start in podBuf.
 	tdAcc    []tdHost
 	tdEp     uint32
+	tdSeen   uint32
 	tdIn     []bool
 	tdJobs   []tdJob
 	tdStarts []int32
@@ -175,7 +176,9 @@ type Planner struct {
 	// noTopDown turns the top-down answer (topdown.go) off: set by tests
 	// only, to compare it with the model's search.
 	noTopDown bool
-	topDowns  int // answers the top-down construction proved (tests read it)
+	// Answers the top-down construction proved, and of those the ones it
+	// pruned (tests read them).
+	topDowns, topDownsPruned int
 
 	lastJob  topology.JobID // hostMayBeat's last one-job host, and its verdict
 	lastBeat bool

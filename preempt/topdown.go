@@ -40,7 +40,7 @@ import (
 // the construction's epoch (tdEp).
 type tdHost struct {
 	ep   uint32
-	seen uint32 // the last victim whose loss counted this host
+	seen uint32 // the last tdLoss that counted this host (tdSeen)
 	head int32  // V's pods on the host, chained through candLinks
 	cap  int32  // the host's capacity for the request with V gone
 }
@@ -79,6 +79,10 @@ func (p *Planner) topDown() bool {
 	if !fits {
 		return false
 	}
+	pruned := n > k
+	if pruned { // more than the bound: the first ones may not be needed
+		gain = p.tdPrune(n, gain, lack)
+	}
 	v, cost := p.tdVictims()
 	bound := Cost{Priority: q, Victims: k, Milli: lb.Milli}
 	proven := !bound.Less(cost) && p.tdIrreducible(n, gain, lack)
@@ -88,6 +92,7 @@ func (p *Planner) topDown() bool {
 	p.irreducible = proven
 	if proven {
 		p.topDowns++
+		p.topDownsPruned += b2i(pruned)
 	}
 	return proven
 }
@@ -195,11 +200,12 @@ func (p *Planner) tdSort() {
 }
 
 // tdEvict evicts the collected candidates into V in order until the request
-// gains the pods it lacks or V holds limit of them; it returns how many it
-// evicted, the pods gained and whether the request then fits. The pods of
-// the first limit candidates are read first, in one tight loop (tdFetch),
-// which keeps many reads of the State's scattered records in flight at
-// once.
+// gains the pods it lacks; it returns how many it evicted (V is the first n
+// in order), the pods gained and whether the request then fits. The pods of
+// the first limit candidates (those the bound counts) are read first, the
+// others only if those do not suffice, each time in one tight loop
+// (tdFetch), which keeps many reads of the State's scattered records in
+// flight at once.
 func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 	if len(p.tdAcc) < p.t.NumHosts() {
 		p.tdAcc, p.tdEp = make([]tdHost, p.t.NumHosts()), 0
@@ -209,54 +215,96 @@ func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 		p.tdEp = 1
 	}
 	limit = min(limit, len(p.order))
-	p.tdFetch(limit)
-	g := p.sets[0].gpus
+	p.podBuf, p.candLinks = p.podBuf[:0], p.candLinks[:0]
+	p.tdStarts = append(p.tdStarts[:0], 0)
+	p.tdFetch(0, limit)
 	gain := int64(0)
-	for n, c := range p.order[:limit] {
-		p.tdIn[c] = true
-		lo, hi := p.tdPods(n)
-		for e := lo; e < hi; e++ { // a host of several pods is recomputed after each
-			if sole, ok := p.tdSole(&p.podBuf[e]); ok {
-				gain += sole
-				continue
-			}
-			h := p.podBuf[e].Host
-			a := &p.tdAcc[h]
-			if a.ep != p.tdEp {
-				*a = tdHost{ep: p.tdEp, head: -1, cap: int32(int64(p.s.HostFree(h)) / g)}
-			}
-			p.candLinks[e].next, a.head = a.head, e
-			nw := p.tdCap(h, a)
-			gain += int64(nw - a.cap)
-			a.cap = nw
+	for n, c := range p.order {
+		if n == limit {
+			p.tdFetch(limit, len(p.order))
 		}
+		p.tdIn[c] = true
+		gain += p.tdAdd(n)
 		if gain >= lack {
 			return n + 1, gain, true
 		}
 	}
-	return limit, gain, false
+	return len(p.order), gain, false
 }
 
-// tdFetch reads the pods of the first n candidates in order into podBuf,
-// noting where the i-th one's start (tdStarts[i]; tdStarts[n] is the end),
+// tdAdd recomputes the hosts of the n-th candidate in order, just put in V,
+// and returns the pods they gain.
+func (p *Planner) tdAdd(n int) int64 {
+	g, gain := p.sets[0].gpus, int64(0)
+	lo, hi := p.tdPods(n)
+	for e := lo; e < hi; e++ { // a host of several pods is recomputed after each
+		if sole, ok := p.tdSole(&p.podBuf[e]); ok {
+			gain += sole
+			continue
+		}
+		h := p.podBuf[e].Host
+		a := &p.tdAcc[h]
+		if a.ep != p.tdEp {
+			*a = tdHost{ep: p.tdEp, head: -1, cap: int32(int64(p.s.HostFree(h)) / g)}
+		}
+		p.candLinks[e].next, a.head = a.head, e
+		nw := p.tdCap(h, a)
+		gain += int64(nw - a.cap)
+		a.cap = nw
+	}
+	return gain
+}
+
+// tdPrune takes out of V, last evicted first, each of the n evicted
+// candidates the request does not need (it still gains the pods it lacks
+// without it); it returns the pods V gains then. What is left is
+// irreducible: feasibility only shrinks as V does.
+func (p *Planner) tdPrune(n int, gain, lack int64) int64 {
+	for i := n - 1; i >= 0; i-- {
+		c := p.order[i]
+		p.tdIn[c] = false
+		if loss := p.tdLoss(i, c); gain-loss >= lack {
+			gain -= loss
+			p.tdRecompute(i)
+			continue
+		}
+		p.tdIn[c] = true
+	}
+	return gain
+}
+
+// tdRecompute stores the capacities of the hosts of the i-th candidate in
+// order, just taken out of V, that have records.
+func (p *Planner) tdRecompute(i int) {
+	lo, hi := p.tdPods(i)
+	for e := lo; e < hi; e++ {
+		if _, ok := p.tdSole(&p.podBuf[e]); ok {
+			continue
+		}
+		h := p.podBuf[e].Host
+		a := &p.tdAcc[h]
+		a.cap = p.tdCap(h, a)
+	}
+}
+
+// tdFetch reads the pods of candidates [from, to) in order into podBuf,
+// noting where the i-th one's start (tdStarts[i]; tdStarts[to] is the end),
 // with their links (candLinks) unchained. The State reads all their job
 // records, then all their pods (AppendJobsPods), which keeps many reads of
 // scattered records in flight.
-func (p *Planner) tdFetch(n int) {
+func (p *Planner) tdFetch(from, to int) {
 	ids := p.idBuf[:0]
-	for _, c := range p.order[:n] {
+	for _, c := range p.order[from:to] {
 		ids = append(ids, p.tdJobs[c].id)
 	}
 	p.idBuf = ids
-	starts := resize(p.tdStarts, n+1)
+	starts := slices.Grow(p.tdStarts[:from], to+1-from)[:to+1]
 	p.tdStarts = starts
-	p.podBuf = p.s.AppendJobsPods(p.podBuf[:0], ids, starts)
-	starts[n] = int32(len(p.podBuf))
-	links := resize(p.candLinks, len(p.podBuf))
-	p.candLinks = links
-	for i, c := range p.order[:n] {
-		for e := starts[i]; e < starts[i+1]; e++ {
-			links[e] = podLink{next: -1, k: c}
+	p.podBuf = p.s.AppendJobsPods(p.podBuf, ids, starts[from:to])
+	starts[to] = int32(len(p.podBuf))
+	for i, c := range p.order[from:to] {
+		for range starts[from+i+1] - starts[from+i] {
+			p.candLinks = append(p.candLinks, podLink{next: -1, k: c})
 		}
 	}
 }
@@ -352,37 +400,53 @@ func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 	return int32(int64(bits.OnesCount64(share&^fixed)) / p.sets[0].gpus)
 }
 
-// tdIrreducible checks that without any one of the n victims evicted (V's
-// capacities gain pods, lack needed) the request would lack pods again. A
-// host where only that victim's pods are in V goes back to what the
-// State's histograms count for it.
+// tdIrreducible checks that without any one of the candidates in V (among
+// the first n in order; V's capacities gain pods, lack needed) the request
+// would lack pods again.
 func (p *Planner) tdIrreducible(n int, gain, lack int64) bool {
-	g := p.sets[0].gpus
 	for i, c := range p.order[:n] {
-		p.tdIn[c] = false
-		lo, hi := p.tdPods(i)
-		loss := int64(0)
-		for e := lo; e < hi; e++ {
-			if sole, ok := p.tdSole(&p.podBuf[e]); ok {
-				loss += sole
-				continue
-			}
-			h := p.podBuf[e].Host
-			a := &p.tdAcc[h]
-			if a.seen == uint32(i+1) {
-				continue
-			}
-			a.seen = uint32(i + 1)
-			if p.tdAlone(a, c) {
-				loss += int64(a.cap) - int64(p.s.HostFree(h))/g
-			} else {
-				loss += int64(a.cap - p.tdCap(h, a))
-			}
+		if !p.tdIn[c] {
+			continue
 		}
+		p.tdIn[c] = false
+		loss := p.tdLoss(i, c)
 		p.tdIn[c] = true
 		if gain-loss >= lack {
 			return false
 		}
 	}
 	return true
+}
+
+// tdLoss is what the request loses on the hosts of c, the i-th candidate in
+// order, just taken out of V (their records keep the capacities with c in
+// V). A host where no other pod of V is goes back to what the State's
+// histograms count for it.
+func (p *Planner) tdLoss(i int, c int32) int64 {
+	g, loss := p.sets[0].gpus, int64(0)
+	if p.tdSeen++; p.tdSeen == 0 { // wrapped: clear the stamps
+		for h := range p.tdAcc {
+			p.tdAcc[h].seen = 0
+		}
+		p.tdSeen = 1
+	}
+	lo, hi := p.tdPods(i)
+	for e := lo; e < hi; e++ {
+		if sole, ok := p.tdSole(&p.podBuf[e]); ok {
+			loss += sole
+			continue
+		}
+		h := p.podBuf[e].Host
+		a := &p.tdAcc[h]
+		if a.seen == p.tdSeen {
+			continue
+		}
+		a.seen = p.tdSeen
+		if p.tdAlone(a, c) {
+			loss += int64(a.cap) - int64(p.s.HostFree(h))/g
+		} else {
+			loss += int64(a.cap - p.tdCap(h, a))
+		}
+	}
+	return loss
 }

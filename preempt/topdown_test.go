@@ -61,7 +61,15 @@ func genTiled(rng *rand.Rand, s *topology.State, packed bool) {
 					m |= free & -free
 					free &= free - 1
 				}
-				switch rng.IntN(8) {
+				switch rng.IntN(9) {
+				case 8: // halves: two jobs of the same class
+					if half := all(h) >> (t.HostGPUCount(h) / 2); m == all(h) && half != 0 {
+						info := class()
+						add(info, topology.Pod{Host: h, GPUs: half})
+						add(info, topology.Pod{Host: h, GPUs: m &^ half})
+					} else {
+						add(class(), topology.Pod{Host: h, GPUs: m})
+					}
 				case 0: // left free, unless packed
 					if packed {
 						add(class(), topology.Pod{Host: h, GPUs: m})
@@ -205,9 +213,9 @@ func TestTopDownSameCost(t *testing.T) {
 		}
 		okA, _, errA := td.Plan(s, r, 10, 1000, &a)
 		okB, _, errB := model.Plan(s, r, 10, 1000, &b)
-
 		require.NoError(t, errA, "instance %d", i)
 		require.NoError(t, errB, "instance %d", i)
+		require.Zero(t, preempt.Fallbacks(&td), "instance %d (seed %d): the answer did not fit", i, seed)
 		checked++
 		require.Equal(t, okB, okA, "instance %d (seed %d): feasibility", i, seed)
 		if !okA {
@@ -230,8 +238,80 @@ func TestTopDownSameCost(t *testing.T) {
 		}
 	}
 	n2 := preempt.TopDowns(&td)
-	t.Logf("seed %d: %d instances, %d with victims, %d proven optimal both ways and equal, %d answered top-down",
-		seed, checked, victims, both, n2)
+	t.Logf("seed %d: %d instances, %d with victims, %d proven optimal both ways and equal, %d answered top-down (%d pruned)",
+		seed, checked, victims, both, n2, preempt.TopDownsPruned(&td))
 	require.Greater(t, 50*n2, victims, "the top-down answer hardly ever applied")
 	require.Zero(t, preempt.TopDowns(&model))
+}
+
+// TestTopDownPrune: packed clusters of 8-GPU hosts, each held by one job of
+// the low class, or by two half-host jobs of the low class, or by one of
+// the low class and one the request may not evict. The bound counts the
+// whole-host jobs and then half-host ones, largest first; taken in id order
+// many of those free nothing (their other half stays), so the construction
+// evicts more than the bound and prunes. Each answer is compared with the
+// model's search: the same cost, proven on both sides, valid and
+// irreducible; most must come from pruning.
+func TestTopDownPrune(t *testing.T) {
+	seed := testSeed(t)
+	n := testSteps(t, 300)
+	var td, model preempt.Planner
+	preempt.SetTopDown(&model, false)
+	var a, b preempt.Result
+	checked := 0
+	for i := range n {
+		rng := rand.New(rand.NewPCG(seed, uint64(i)+1<<44))
+		hosts := make([]topology.HostSpec, 8+rng.IntN(56))
+		for h := range hosts {
+			hosts[h] = topology.HostSpec{Name: fmt.Sprintf("h%d", h), GPUs: 8, Model: "A",
+				Path: []string{fmt.Sprintf("r%d", h/4)}}
+		}
+		tree, err := topology.BuildHosts([]string{"rack"}, hosts)
+		require.NoError(t, err)
+		s := topology.NewState(tree)
+		id := topology.JobID(0)
+		add := func(prio int32, h topology.HostID, gpus uint64) {
+			info := topology.Job{Priority: prio, Preemptible: true, Required: topology.NoLevel, Preferred: topology.NoLevel}
+			require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(id, info, topology.Pod{Host: h, GPUs: gpus})}}))
+			id++
+		}
+		wholes, pairs := 0, 0
+		for h := range topology.HostID(len(hosts)) {
+			switch rng.IntN(3) {
+			case 0:
+				add(1, h, 0xff)
+				wholes++
+			case 1:
+				add(1, h, 0x0f)
+				add(1, h, 0xf0)
+				pairs++
+			default:
+				add(1, h, 0x0f)
+				add(9, h, 0xf0)
+			}
+		}
+		if pairs == 0 {
+			continue
+		}
+		r := &placement.Request{Job: requestJob, Priority: 5, Required: topology.NoLevel,
+			Sets: []placement.PodSet{{Pods: int32(wholes + 1 + rng.IntN(pairs)), GPUs: 8}}}
+		okA, _, errA := td.Plan(s, r, 10, 1000, &a)
+		okB, _, errB := model.Plan(s, r, 10, 1000, &b)
+		require.NoError(t, errA, "instance %d", i)
+		require.NoError(t, errB, "instance %d", i)
+		require.True(t, okA && okB, "instance %d (seed %d): no answer", i, seed)
+		require.Zero(t, preempt.Fallbacks(&td), "instance %d (seed %d): the answer did not fit", i, seed)
+		require.True(t, a.Exact && b.Exact, "instance %d (seed %d)", i, seed)
+		require.Equal(t, b.Cost, a.Cost, "instance %d (seed %d)", i, seed)
+		checkResult(t, s, r, &a, i)
+		o := &oracle{s: s, r: r}
+		for k := range a.Victims {
+			rest := slices.Delete(slices.Clone(a.Victims), k, k+1)
+			require.False(t, o.fitsWithout(rest), "instance %d (seed %d): victim %d is not needed", i, seed, a.Victims[k])
+		}
+		checked++
+	}
+	pruned := preempt.TopDownsPruned(&td)
+	t.Logf("seed %d: %d instances, %d answered top-down, %d of them pruned", seed, checked, preempt.TopDowns(&td), pruned)
+	require.Greater(t, 2*pruned, checked, "most answers should come from pruning")
 }
