@@ -62,7 +62,8 @@
 // whole GPUs and nothing else, on a cluster without nominations, is first
 // answered top-down (topdown.go), from aggregates and the victims' pods
 // alone: the preemptible jobs of the least priority the bound allows,
-// largest first, are evicted until the request fits. The answer is taken
+// largest first, are evicted until the request fits, and those it does not
+// need taken back out. The answer is taken
 // when it meets the lower bound — that priority, the fewest victims whose
 // sizes (State.PreemptibleCover) can free the GPUs missing, the aggregate
 // milli bound — which also proves it irreducible (checked besides, victim

@@ -29,12 +29,15 @@ import (
 // counts (size at least its minSize), largest first (then least milli,
 // then by id), and evicts them one by one into V, keeping per host it
 // touches the capacity for the request with V gone (what the model computes
-// for that host), until the request fits or V has k members. If it fits
-// with k victims and the milli bound, it is offered as proven optimal, and
-// once more checked irreducible victim by victim; otherwise the model's
-// search decides (an answer that fits is offered to it as the one to beat).
-// O(jobs/64 + preemptible jobs of priority ≤ q + the victims' pods): on a
-// full cluster where large jobs tile hosts, a fraction of the model's cost.
+// for that host), until the request fits. If that takes more than k — the
+// largest do not tile hosts: half-host jobs whose other half stays — it
+// takes back out, last evicted first, every candidate the request does not
+// need, which leaves V irreducible. If V then has k victims and the milli
+// bound, it is offered as proven optimal, once more checked irreducible
+// victim by victim; otherwise the model's search decides (an answer that
+// fits is offered to it as the one to beat). O(jobs/64 + preemptible jobs
+// of priority ≤ q + the pods of those evicted): on a full cluster where
+// large jobs tile hosts, a fraction of the model's cost.
 
 // tdHost is what the construction keeps per host V touches, stamped with
 // the construction's epoch (tdEp).
