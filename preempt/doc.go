@@ -59,7 +59,7 @@
 // answer has two.
 //
 // A gang that may go anywhere (no required level: one scope, the cluster) of
-// whole GPUs and nothing else, on a cluster without nominations, is first
+// whole GPUs and nothing else, that may take no nominated GPU, is first
 // answered top-down (topdown.go), from aggregates and the victims' pods
 // alone: the preemptible jobs of the least priority the bound allows,
 // largest first, are evicted until the request fits, and those it does not

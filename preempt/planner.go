@@ -128,6 +128,7 @@ type Planner struct {
 	tdAcc    []tdHost
 	tdEp     uint32
 	tdSeen   uint32
+	tdNom    bool // the State has nominations (none the request may take)
 	tdIn     []bool
 	tdJobs   []tdJob
 	tdStarts []int32

@@ -8,7 +8,7 @@ import (
 )
 
 // The top-down answer for a gang that may go anywhere. A request of one pod
-// set of whole GPUs and nothing else (quietOK) with no required level has
+// set of whole GPUs and nothing else (tdAllowed) with no required level has
 // the whole cluster as its one scope, and on a full cluster of a million
 // GPUs a model of it reads every candidate's pods. Its optimum can often be
 // named, and proven, from aggregates and the pods of the victims alone:
@@ -60,7 +60,7 @@ type tdJob struct {
 // answer proven optimal (p.irreducible is then set: verify has nothing to
 // do).
 func (p *Planner) topDown() bool {
-	if p.noTopDown || p.unfolded || p.mode != rootMode || !p.modelExact || !p.quietOK() {
+	if p.noTopDown || p.unfolded || p.mode != rootMode || !p.modelExact || !p.tdAllowed() {
 		return false
 	}
 	lb, ok := p.lb(0)
@@ -114,6 +114,21 @@ func (p *Planner) tdVictims() ([]topology.JobID, Cost) {
 	p.gone = v
 	cost.Victims = len(v)
 	return v, cost
+}
+
+// tdAllowed reports whether the request is one the construction answers:
+// one pod set of whole GPUs and nothing else, any host, any model, not
+// exclusive, and no nominated GPU it may take. GPUs nominated for others
+// then simply take nothing (tdNom masks them), as the State's free counts
+// already say.
+func (p *Planner) tdAllowed() bool {
+	r := p.r
+	if len(p.sets) != 1 || r.Exclusive || p.eligible != nil || !p.anyModel || !p.extras.Empty() {
+		return false
+	}
+	set := &p.sets[0]
+	p.tdNom = p.s.NumNominations() > 0
+	return set.gpus > 0 && set.milli == 0 && set.cpu == 0 && set.mem == 0
 }
 
 // tdCollect finds q, the least priority of a preemptible job at or above
@@ -345,11 +360,14 @@ func (p *Planner) tdSole(q *topology.Pod) (int64, bool) {
 	if s.HostHealth(h) != topology.Healthy {
 		return -base, true // base is 0: an unhealthy host has nothing free
 	}
-	usable := int64(n)
+	usable := all
 	if s.HostHealthyGPUs(h) < n {
-		usable = int64(bits.OnesCount64(all &^ s.HostFailedMask(h)))
+		usable &^= s.HostFailedMask(h)
 	}
-	return usable/g - base, true
+	if p.tdNom {
+		usable &^= s.HostNominatedMask(h)
+	}
+	return int64(bits.OnesCount64(usable))/g - base, true
 }
 
 // tdEvicted reports whether job j is in V: a binary search of the
@@ -360,10 +378,10 @@ func (p *Planner) tdEvicted(j topology.JobID) bool {
 }
 
 // tdCap is host h's capacity for the request with V gone (a: V's pods on
-// it): model.hostCap's figure under quietOK. On a healthy host no one holds
-// exclusively, with no fraction of V, the GPUs it takes are its free ones
-// (unused, healthy: no nominations under quietOK) and those V's whole pods
-// return, less failed ones.
+// it): model.hostCap's figure for requests tdAllowed takes. On a healthy
+// host no one holds exclusively, with no fraction of V, the GPUs it takes
+// are its free ones (unused, healthy, not nominated) and those V's whole
+// pods return, less failed and nominated ones.
 func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 	s := p.s
 	if s.HostHealth(h) != topology.Healthy {
@@ -389,6 +407,9 @@ func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 		if s.HostHealthyGPUs(h) < n {
 			usable &^= s.HostFailedMask(h)
 		}
+		if p.tdNom {
+			usable &^= s.HostNominatedMask(h)
+		}
 		return int32(int64(bits.OnesCount64(usable)) / p.sets[0].gpus)
 	}
 	all := uint64(1)<<uint(n) - 1
@@ -400,6 +421,9 @@ func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 		fixed = p.explain(h, a.head, p.tdIn, fixed)
 	}
 	share := all &^ s.HostFailedMask(h)
+	if p.tdNom {
+		share &^= s.HostNominatedMask(h)
+	}
 	return int32(int64(bits.OnesCount64(share&^fixed)) / p.sets[0].gpus)
 }
 

@@ -15,12 +15,12 @@ import (
 
 // genTiled fills every host of s with jobs (ids from 0), the way a busy
 // cluster is: gangs holding whole hosts (over 2–4 hosts; some exclusive,
-// of which some use half of each host's GPUs),
-// jobs of one whole host, and jobs of a few GPUs, fractions on some GPUs;
-// priorities from four classes, most preemptible; some hosts left with free
-// GPUs, some failed GPUs, failed and draining hosts. Refused operations are
-// skipped. No nominations: the top-down answer is for clusters without.
-// With packed, no GPU is left free and no host fails.
+// of which some use half of each host's GPUs), jobs of one whole host, and
+// jobs of a few GPUs (sometimes a host in two halves of one class),
+// fractions on some GPUs; priorities from four classes, most preemptible;
+// some hosts left with free GPUs, nominations of a GPU for other jobs, some
+// failed GPUs, failed and draining hosts. Refused operations are skipped.
+// With packed, no GPU is left free, nothing is nominated and no host fails.
 func genTiled(rng *rand.Rand, s *topology.State, packed bool) {
 	t := s.Tree()
 	H := topology.HostID(t.NumHosts())
@@ -87,6 +87,16 @@ func genTiled(rng *rand.Rand, s *topology.State, packed bool) {
 	}
 	if packed {
 		return
+	}
+	for k := range rng.IntN(3) { // nominations for other jobs, on GPUs free or not
+		h := topology.HostID(rng.IntN(int(H)))
+		lo, hi := t.HostGPUs(h)
+		if lo == hi {
+			continue
+		}
+		n := topology.Nomination{Job: topology.JobID(nomineeBase + k), Priority: int32(rng.IntN(12)),
+			Ready: int64(rng.IntN(100)), Expiry: 1000, GPUs: []topology.GPUID{lo + topology.GPUID(rng.IntN(int(hi-lo)))}}
+		_ = s.Apply(topology.Delta{Ops: []topology.Op{topology.Nominate(n)}})
 	}
 	var ops []topology.Op
 	if G := t.NumGPUs(); G > 0 && rng.IntN(3) == 0 {
