@@ -105,9 +105,9 @@ func (v *Solver) fracCap(h topology.HostID, o int32) int64 {
 	m := int64(v.set.Milli)
 	n := int64(0)
 	if o >= 0 {
-		ov := &v.ov[o]
+		ms := &v.ovMilli[o]
 		for i := range v.t.HostGPUCount(h) {
-			n += int64(ov.milli[i]) / m
+			n += int64(ms[i]) / m
 		}
 		return n
 	}

@@ -28,7 +28,7 @@ type simHost struct {
 	mask  uint64
 	cpu   int32
 	mem   int32
-	milli [topology.MaxHostGPUs]uint16
+	milli gpuMilli
 }
 
 type exSearch struct {
@@ -53,9 +53,9 @@ func (v *Solver) exhaustive(l topology.Level, i int32) bool {
 	e := &v.ex
 	e.v, e.steps, e.hosts = v, 0, e.hosts[:0]
 	for h := lo; h < hi; h++ {
-		ok := v.hostOK(h) // before ovFor: an overlay marks a host as the gang's own
-		o := v.ovFor(h)   // the State's view of the host, nothing taken yet
-		e.hosts = append(e.hosts, simHost{h: h, ok: ok, mask: o.mask, cpu: o.cpu, mem: o.mem, milli: o.milli})
+		ok := v.hostOK(h)   // before ovFor: an overlay marks a host as the gang's own
+		o, ms := v.ovFor(h) // the State's view of the host, nothing taken yet
+		e.hosts = append(e.hosts, simHost{h: h, ok: ok, mask: o.mask, cpu: o.cpu, mem: o.mem, milli: *ms})
 	}
 	v.reset()
 	for len(e.count) < len(v.r.Sets) {
@@ -143,8 +143,7 @@ func (e *exSearch) take(h *simHost, set *PodSet, n int64) {
 	for range n {
 		switch {
 		case set.Milli > 0:
-			o := hostOv{milli: h.milli}
-			i := bestShare(&o, e.v.t.HostGPUCount(h.h), uint16(set.Milli))
+			i := bestShare(&h.milli, e.v.t.HostGPUCount(h.h), uint16(set.Milli))
 			h.milli[i] -= uint16(set.Milli)
 			h.mask &^= 1 << uint(i)
 		case set.GPUs > 0:

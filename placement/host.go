@@ -34,26 +34,33 @@ func (v *Solver) ovAt(h topology.HostID) int32 {
 	return v.ovIdx[h]
 }
 
-// ovFor returns host h's overlay, creating it from the State.
-func (v *Solver) ovFor(h topology.HostID) *hostOv {
+// ovFor returns host h's overlay and its milli per GPU, creating them from
+// the State.
+func (v *Solver) ovFor(h topology.HostID) (*hostOv, *gpuMilli) {
 	v.ovTaken = true
 	if o := v.ovAt(h); o >= 0 {
-		return &v.ov[o]
+		return &v.ov[o], &v.ovMilli[o]
 	}
 	v.ov = append(v.ov, hostOv{h: h, mask: v.baseMask(h), cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h), others: v.s.HostHasPods(h)})
-	o := &v.ov[len(v.ov)-1]
+	n := len(v.ov)
+	if len(v.ovMilli) < n { // never shorter than ov: one slot short
+		v.ovMilli = append(v.ovMilli, gpuMilli{})
+	} else {
+		v.ovMilli[n-1] = gpuMilli{}
+	}
+	o, ms := &v.ov[n-1], &v.ovMilli[n-1]
 	lo, _ := v.t.HostGPUs(h)
 	for u := v.shareMask(h); u != 0; u &= u - 1 {
 		i := bits.TrailingZeros64(u)
-		o.milli[i] = uint16(v.s.GPUMilli(lo + topology.GPUID(i)))
+		ms[i] = uint16(v.s.GPUMilli(lo + topology.GPUID(i)))
 	}
 	for i := range v.t.HostGPUCount(h) { // whole GPUs that are not free cannot be shared either
-		if o.mask&(1<<uint(i)) == 0 && o.milli[i] == topology.FullGPU {
-			o.milli[i] = 0
+		if o.mask&(1<<uint(i)) == 0 && ms[i] == topology.FullGPU {
+			ms[i] = 0
 		}
 	}
-	v.ovIdx[h], v.ovStamp[h] = int32(len(v.ov)-1), v.epoch
-	return o
+	v.ovIdx[h], v.ovStamp[h] = int32(n-1), v.epoch
+	return o, ms
 }
 
 // assign puts n pods of the current set on host h, in rank order. The last
@@ -64,14 +71,14 @@ func (v *Solver) assign(h topology.HostID, n int64) {
 		v.assignWhole(h, n)
 		return
 	}
-	o := v.ovFor(h)
+	o, ms := v.ovFor(h)
 	for range n {
 		var gpus uint64
 		switch {
 		case set.Milli > 0:
-			i := v.shareGPU(o, h)
+			i := v.shareGPU(ms, h)
 			gpus = 1 << uint(i)
-			o.milli[i] -= uint16(set.Milli)
+			ms[i] -= uint16(set.Milli)
 			o.mask &^= gpus
 		case set.GPUs > 0:
 			gpus = o.mask // the pod takes what is free (pickGPUs would too)
@@ -80,7 +87,7 @@ func (v *Solver) assign(h topology.HostID, n int64) {
 			}
 			o.mask &^= gpus
 			for m := gpus; m != 0; m &= m - 1 {
-				o.milli[bits.TrailingZeros64(m)] = 0
+				ms[bits.TrailingZeros64(m)] = 0
 			}
 		}
 		o.cpu -= set.CPUMilli
@@ -105,10 +112,10 @@ func (v *Solver) track() {
 		return // assign kept the overlay
 	}
 	for _, p := range v.out[v.start:v.pos] {
-		o := v.ovFor(p.Host)
+		o, ms := v.ovFor(p.Host)
 		o.mask &^= p.GPUs
 		for m := p.GPUs; m != 0; m &= m - 1 {
-			o.milli[bits.TrailingZeros64(m)] = 0
+			ms[bits.TrailingZeros64(m)] = 0
 		}
 		o.cpu -= p.CPUMilli
 		o.mem -= p.MemoryMiB
@@ -147,10 +154,10 @@ func (v *Solver) assignWhole(h topology.HostID, n int64) {
 
 // bestShare picks the GPU whose free milli fits m most tightly (partly used
 // GPUs first, which keeps whole GPUs whole); ties: lowest index.
-func bestShare(o *hostOv, n int, m uint16) int {
+func bestShare(ms *gpuMilli, n int, m uint16) int {
 	best, bestMilli := -1, uint16(topology.FullGPU+1)
 	for i := range n {
-		if f := o.milli[i]; f >= m && f < bestMilli {
+		if f := ms[i]; f >= m && f < bestMilli {
 			best, bestMilli = i, f
 		}
 	}

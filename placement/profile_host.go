@@ -61,9 +61,9 @@ func (v *Solver) profHost(lo, hi int32) (int32, bool) {
 
 // shareGPU is the GPU of host h a fractional pod takes: the one the profile
 // chose, else the tightest fit (bestShare).
-func (v *Solver) shareGPU(o *hostOv, h topology.HostID) int {
+func (v *Solver) shareGPU(ms *gpuMilli, h topology.HostID) int {
 	if v.profGPU >= 0 && v.profAt == h {
 		return v.profGPU
 	}
-	return bestShare(o, v.t.HostGPUCount(h), uint16(v.set.Milli))
+	return bestShare(ms, v.t.HostGPUCount(h), uint16(v.set.Milli))
 }

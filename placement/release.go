@@ -44,11 +44,12 @@ import (
 // first restores only the overlays the last one took from (installRel), or
 // none when it read none (reset).
 
-// relHost is a released host: its overlay and what it gained.
+// relHost is a released host: its overlay and what it gained (its milli
+// per GPU is relMilli's entry at the same index).
 type relHost struct {
 	ov        hostOv
 	whole     uint64 // GPUs returned whole
-	frac      uint64 // GPUs returned fractions (ov.milli holds their sum until finishRel)
+	frac      uint64 // GPUs returned fractions (relMilli holds their sum until finishRel)
 	gainGPUs  int64  // whole GPUs free for the gang that were not before
 	gainMilli int64  // milli returned on GPUs that stay partly used
 }
@@ -86,7 +87,7 @@ func (v *Solver) buildRel(dense bool) {
 		v.rackStamp = make([]uint32, n) // once per tree
 	}
 	if v.relDirty { // an earlier build wrote milli per GPU: newRel expects zeros
-		clear(v.rel[:cap(v.rel)])
+		clear(v.relMilli)
 		v.relDirty = false
 	}
 	if dense && v.buildWhole() {
@@ -98,7 +99,8 @@ func (v *Solver) buildRel(dense bool) {
 		v.relHostsSparse()
 	}
 	for _, p := range v.relPods {
-		v.rel[v.relIdx[p.Host]].add(p)
+		i := v.relIdx[p.Host]
+		v.rel[i].add(p, &v.relMilli[i])
 	}
 	fracs := v.fracs
 	v.relDirty = fracs
@@ -112,7 +114,7 @@ func (v *Solver) buildRel(dense bool) {
 		if whole && r.frac == 0 {
 			v.finishWhole(r, free)
 		} else {
-			v.finishRel(r, fracs)
+			v.finishRel(r, &v.relMilli[i], fracs)
 		}
 		gpus, milli = gpus+r.gainGPUs, milli+r.gainMilli
 		sum[i+1] = [2]int64{gpus, milli}
@@ -140,12 +142,16 @@ func (v *Solver) finishWhole(r *relHost, free []uint8) {
 }
 
 // newRel appends host h's entry, nothing returned yet: the State's free CPU
-// and memory. A slot of an earlier build is reused without rewriting its
-// milli per GPU, which every build leaves at zero unless the request had
-// fractional pods (v.relDirty: buildRel then clears the slots first).
+// and memory. Its milli per GPU (relMilli) is a slot of an earlier build,
+// not rewritten: every build leaves them at zero unless the request had
+// fractional pods (v.relDirty: buildRel then clears them first), or a new
+// zero slot.
 func (v *Solver) newRel(h topology.HostID) {
 	n := len(v.rel)
 	v.relIdx[h] = int32(n)
+	if len(v.relMilli) == n {
+		v.relMilli = append(v.relMilli, gpuMilli{})
+	}
 	if n == cap(v.rel) || v.legacy {
 		v.rel = append(v.rel, relHost{ov: hostOv{h: h, cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h)}})
 		return
@@ -157,15 +163,15 @@ func (v *Solver) newRel(h topology.HostID) {
 	r.ov.cpu, r.ov.mem = v.s.HostCPU(h), v.s.HostMemory(h)
 }
 
-// add returns pod p's resources to the entry.
-func (r *relHost) add(p topology.Pod) {
+// add returns pod p's resources to the entry and its milli per GPU ms.
+func (r *relHost) add(p topology.Pod, ms *gpuMilli) {
 	if p.Milli == 0 {
 		r.whole |= p.GPUs
 	} else {
 		for m := p.GPUs; m != 0; m &= m - 1 {
 			i := bits.TrailingZeros64(m)
 			r.frac |= 1 << uint(i)
-			r.ov.milli[i] += uint16(p.Milli)
+			ms[i] += uint16(p.Milli)
 		}
 	}
 	r.ov.cpu += p.CPUMilli
@@ -175,8 +181,8 @@ func (r *relHost) add(p topology.Pod) {
 // finishRel turns what the entry got back into its overlay: GPUs back at a
 // full 1000 are whole-free when healthy and not nominated for a job the gang
 // may not displace (shareMask); others keep their milli for sharing (written
-// when fracs: the request has fractional pods).
-func (v *Solver) finishRel(r *relHost, fracs bool) {
+// to ms when fracs: the request has fractional pods; else ms is zeroed).
+func (v *Solver) finishRel(r *relHost, ms *gpuMilli, fracs bool) {
 	s := v.s
 	h := r.ov.h
 	share := v.relShare(h)
@@ -184,7 +190,7 @@ func (v *Solver) finishRel(r *relHost, fracs bool) {
 	lo, _ := v.t.HostGPUs(h)
 	for u := r.frac; u != 0; u &= u - 1 {
 		i := bits.TrailingZeros64(u)
-		back := r.ov.milli[i]
+		back := ms[i]
 		switch {
 		case int(back)+s.GPUMilli(lo+topology.GPUID(i)) == topology.FullGPU:
 			full |= 1 << uint(i)
@@ -195,10 +201,10 @@ func (v *Solver) finishRel(r *relHost, fracs bool) {
 	r.ov.mask = full & share
 	r.gainGPUs = int64(popcount(r.ov.mask &^ s.HostFreeMask(h)))
 	if fracs {
-		v.relMilli(r, share)
+		v.finishMilli(r, ms, share)
 	} else {
 		for u := r.frac; u != 0; u &= u - 1 {
-			r.ov.milli[bits.TrailingZeros64(u)] = 0
+			ms[bits.TrailingZeros64(u)] = 0
 		}
 	}
 	r.ov.others = v.r.Exclusive && v.othersStay(h)
@@ -206,7 +212,7 @@ func (v *Solver) finishRel(r *relHost, fracs bool) {
 
 // relShare is shareMask for a released host, or, when the State has no
 // failed GPU, no unhealthy host and no nomination (v.relAll, checked once
-// per release), every bit: finishRel and relMilli only test it on the
+// per release), every bit: finishRel and finishMilli only test it on the
 // host's GPUs, which the host's GPUs all pass then.
 func (v *Solver) relShare(h topology.HostID) uint64 {
 	if !v.relAll || v.legacy {
@@ -215,20 +221,20 @@ func (v *Solver) relShare(h topology.HostID) uint64 {
 	return ^uint64(0)
 }
 
-// relMilli writes the entry's free milli per GPU: none on GPUs the gang may
-// not use, a full GPU on whole-free ones, else the State's plus what came
-// back.
-func (v *Solver) relMilli(r *relHost, share uint64) {
+// finishMilli writes the entry's free milli per GPU to ms: none on GPUs the
+// gang may not use, a full GPU on whole-free ones, else the State's plus
+// what came back.
+func (v *Solver) finishMilli(r *relHost, ms *gpuMilli, share uint64) {
 	lo, _ := v.t.HostGPUs(r.ov.h)
 	for i := range v.t.HostGPUCount(r.ov.h) {
 		bit := uint64(1) << uint(i)
 		switch {
 		case share&bit == 0:
-			r.ov.milli[i] = 0
+			ms[i] = 0
 		case r.ov.mask&bit != 0:
-			r.ov.milli[i] = topology.FullGPU
-		default: // r.ov.milli[i] is what came back (0 off r.frac)
-			r.ov.milli[i] += uint16(v.s.GPUMilli(lo + topology.GPUID(i)))
+			ms[i] = topology.FullGPU
+		default: // ms[i] is what came back (0 off r.frac)
+			ms[i] += uint16(v.s.GPUMilli(lo + topology.GPUID(i)))
 		}
 	}
 }
@@ -274,12 +280,13 @@ func (v *Solver) relGain(lo, hi topology.HostID) (gpus, milli int64) {
 }
 
 // installRel puts the released overlays in place for a new attempt, at the
-// front of v.ov. Slots there that already hold the overlay (the last install
-// left it, and the last attempt did not take from it, or an earlier call
-// released the same host alike) are not rewritten. Within a call
-// (v.relKept) for a request without fractional pods an attempt changes a
-// released overlay only by taking GPUs, CPU or memory from it, so comparing
-// those suffices; otherwise slots are compared whole.
+// front of v.ov (and, for requests with fractional pods, their milli per GPU
+// at the front of v.ovMilli). Slots there that already hold the overlay (the
+// last install left it, and the last attempt did not take from it, or an
+// earlier call released the same host alike) are not rewritten. Within a
+// call (v.relKept) for a request without fractional pods an attempt changes
+// a released overlay only by taking GPUs, CPU or memory from it, so
+// comparing those suffices; otherwise slots are compared whole.
 func (v *Solver) installRel() {
 	if len(v.rel) != 0 { // small enough to inline into reset: most calls release nothing
 		v.installRelHosts()
@@ -289,11 +296,17 @@ func (v *Solver) installRel() {
 // installRelHosts is installRel for one released host or more.
 func (v *Solver) installRelHosts() {
 	n := len(v.rel)
+	if len(v.ovMilli) < n { // never shorter than ov
+		v.ovMilli = slices.Grow(v.ovMilli, n-len(v.ovMilli))[:n]
+	}
 	if v.legacy || cap(v.ov) < n {
 		for i := range v.rel {
 			v.ov = append(v.ov, v.rel[i].ov)
 			h := v.rel[i].ov.h
 			v.ovIdx[h], v.ovStamp[h] = int32(len(v.ov)-1), v.epoch
+		}
+		if v.fracs { // else relMilli may be short, and no pod reads milli
+			copy(v.ovMilli, v.relMilli[:n])
 		}
 		v.relKept = true
 		return
@@ -305,8 +318,8 @@ func (v *Solver) installRelHosts() {
 	}
 	for i := range v.rel {
 		o, r := &v.ov[i], &v.rel[i].ov
-		if *o != *r {
-			*o = *r
+		if *o != *r || v.ovMilli[i] != v.relMilli[i] {
+			*o, v.ovMilli[i] = *r, v.relMilli[i]
 		}
 		v.ovIdx[r.h], v.ovStamp[r.h] = int32(i), v.epoch
 	}
@@ -315,14 +328,14 @@ func (v *Solver) installRelHosts() {
 
 // installRelWhole is installRelHosts for a request without fractional pods:
 // nothing reads an overlay's milli per GPU then (only fractional pods do),
-// so only the other fields are written, and within a call (v.relKept) only
-// in slots whose GPUs, CPU or memory an attempt took.
+// so only the overlays are written, and within a call (v.relKept) only
+// those whose GPUs, CPU or memory an attempt took.
 func (v *Solver) installRelWhole() {
 	kept := v.relKept
 	for i := range v.rel {
 		o, r := &v.ov[i], &v.rel[i].ov
 		if !kept || o.mask != r.mask || o.cpu != r.cpu || o.mem != r.mem {
-			o.h, o.others, o.mask, o.cpu, o.mem = r.h, r.others, r.mask, r.cpu, r.mem
+			*o = *r
 		}
 		v.ovIdx[r.h], v.ovStamp[r.h] = int32(i), v.epoch
 	}

@@ -28,20 +28,39 @@ func TestReleaseOracle(t *testing.T) {
 			v.gone = gone
 			v.gatherRel()
 			v.buildRel(dense)
-			want := releaseOracle(&v, s, gone)
+			want, wantMilli := releaseOracle(&v, s, gone)
 			require.Len(t, v.rel, len(want), "instance %d (seed %d), dense %v", i, seed, dense)
 			for k := range want {
 				got := v.rel[k]
 				got.whole, got.frac = 0, 0 // building scratch
 				require.Equal(t, want[k], got, "instance %d (seed %d), dense %v, host %d", i, seed, dense, want[k].ov.h)
 			}
+			checkRelMilli(t, &v, wantMilli)
 			checkRelGain(t, &v, rng, want)
 		}
 	}
 }
 
-// releaseOracle recomputes each released host's entry from scratch.
-func releaseOracle(v *Solver, s *topology.State, gone []topology.JobID) []relHost {
+// checkRelMilli compares the entries' milli per GPU with want's when the
+// request has fractional pods, and otherwise checks that every slot is zero
+// (newRel reuses them as they are).
+func checkRelMilli(t *testing.T, v *Solver, want []gpuMilli) {
+	t.Helper()
+	if v.fracs {
+		for k := range want {
+			require.Equal(t, want[k], v.relMilli[k], "entry %d", k)
+		}
+		return
+	}
+	require.False(t, v.relDirty)
+	for k := range v.relMilli {
+		require.Equal(t, gpuMilli{}, v.relMilli[k], "slot %d", k)
+	}
+}
+
+// releaseOracle recomputes each released host's entry from scratch, and its
+// milli per GPU when the request has fractional pods.
+func releaseOracle(v *Solver, s *topology.State, gone []topology.JobID) ([]relHost, []gpuMilli) {
 	t := s.Tree()
 	byHost := map[topology.HostID][]topology.Pod{}
 	for _, j := range gone {
@@ -56,6 +75,7 @@ func releaseOracle(v *Solver, s *topology.State, gone []topology.JobID) []relHos
 	slices.Sort(hosts)
 	fracs := v.fracSets()
 	var out []relHost
+	var outMilli []gpuMilli
 	for _, h := range hosts {
 		lo, _ := t.HostGPUs(h)
 		n := t.HostGPUCount(h)
@@ -64,6 +84,7 @@ func releaseOracle(v *Solver, s *topology.State, gone []topology.JobID) []relHos
 			after[i] = s.GPUMilli(lo + topology.GPUID(i))
 		}
 		r := relHost{ov: hostOv{h: h, cpu: s.HostCPU(h), mem: s.HostMemory(h)}}
+		var ms gpuMilli
 		for _, p := range byHost[h] {
 			for i := range n {
 				if p.GPUs&(1<<uint(i)) == 0 {
@@ -89,7 +110,7 @@ func releaseOracle(v *Solver, s *topology.State, gone []topology.JobID) []relHos
 				r.gainMilli += int64(after[i] - s.GPUMilli(lo+topology.GPUID(i)))
 			}
 			if fracs && share&bit != 0 {
-				r.ov.milli[i] = uint16(after[i])
+				ms[i] = uint16(after[i])
 			}
 		}
 		r.gainGPUs = int64(bits.OnesCount64(r.ov.mask &^ s.HostFreeMask(h)))
@@ -100,9 +121,9 @@ func releaseOracle(v *Solver, s *topology.State, gone []topology.JobID) []relHos
 				}
 			}
 		}
-		out = append(out, r)
+		out, outMilli = append(out, r), append(outMilli, ms)
 	}
-	return out
+	return out, outMilli
 }
 
 // checkRelGain compares relGain with plain sums over want's entries, for

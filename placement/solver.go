@@ -40,6 +40,7 @@ type Solver struct {
 	ovStamp []uint32
 	epoch   uint32
 	ov      []hostOv
+	ovMilli []gpuMilli // ov's milli per GPU, same index; never shorter than ov
 
 	out       []topology.Pod
 	pos       int  // next output index of the current set
@@ -67,6 +68,7 @@ type Solver struct {
 	scope     topology.DomainID
 
 	rel       []relHost        // hosts of the jobs gone (PlaceWithout), sorted by host
+	relMilli  []gpuMilli       // rel's milli per GPU, same index, written by the general build only (newRel)
 	relSum    [][2]int64       // prefix sums of rel's gains
 	relOrder  []int64          // released hosts: bitmap words with per-word counts, or empty (release_index.go)
 	relIdx    []int32          // per host: index into rel while building it
@@ -81,7 +83,7 @@ type Solver struct {
 	relCapSum []int64          // prefix sums of released hosts' gains for plain sets (release_fill.go)
 	rackStamp []uint32         // per domain: the epoch in which a host of it took pods (release_fill.go)
 	fracs     bool             // a pod set of the request asks for a GPU fraction (fracSets; set by buildRel, read with rel)
-	relDirty  bool             // rel's slots may hold milli per GPU (a build for fractional pods): newRel must not reuse them as they are
+	relDirty  bool             // relMilli's slots may be nonzero (a build for fractional pods): newRel must not reuse them as they are
 	ovTaken   bool             // since the last reset, an overlay was made or handed out (ovFor), or a rack stamped (reset)
 	relKept   bool             // v.ov[:len(v.rel)] (its backing array) holds this release's overlays, maybe taken from (installRel)
 	legacy    bool             // tests only: the general paths, without plainCap and the shortcuts that skip work
@@ -100,14 +102,21 @@ type Solver struct {
 	known   knownCap        // bestChild's last choice and its capacity (capAt)
 }
 
+// hostOv is a host's overlay: what the gang may still take there. Its free
+// milli per GPU, which only fractional pods read, is kept apart (gpuMilli,
+// at the same index of ovMilli or relMilli), so that whole-GPU requests,
+// which touch many overlays, read and write 24 bytes per host.
 type hostOv struct {
-	h      topology.HostID
-	others bool   // the host holds pods of other jobs (not the gang, not gone)
 	mask   uint64 // whole GPUs still free for this gang
+	h      topology.HostID
 	cpu    int32
 	mem    int32
-	milli  [topology.MaxHostGPUs]uint16
+	others bool // the host holds pods of other jobs (not the gang, not gone)
 }
+
+// gpuMilli is a host's free milli per GPU for fractional pods (entries past
+// its GPU count are unused).
+type gpuMilli [topology.MaxHostGPUs]uint16
 
 // cand is a domain (or host) with its capacity for the current pod set.
 type cand struct {
