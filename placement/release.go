@@ -44,14 +44,11 @@ import (
 // first restores only the overlays the last one took from (installRel), or
 // none when it read none (reset).
 
-// relHost is a released host: its overlay and what it gained (its milli
-// per GPU is relMilli's entry at the same index).
-type relHost struct {
-	ov        hostOv
-	whole     uint64 // GPUs returned whole
-	frac      uint64 // GPUs returned fractions (relMilli holds their sum until finishRel)
-	gainGPUs  int64  // whole GPUs free for the gang that were not before
-	gainMilli int64  // milli returned on GPUs that stay partly used
+// relGot is what a released host's pods gave back, while the general build
+// makes its entry (relGot, at the entry's index).
+type relGot struct {
+	whole uint64 // GPUs returned whole
+	frac  uint64 // GPUs returned fractions (relMilli holds their sum until finishRel)
 }
 
 // release builds the base overlays for jobs gone. gone must be sorted.
@@ -78,6 +75,7 @@ func (v *Solver) gatherRel() {
 // (see release_index.go).
 func (v *Solver) buildRel(dense bool) {
 	v.rel, v.relSum, v.relOrder, v.relKept = v.rel[:0], v.relSum[:0], v.relOrder[:0], false
+	v.relGot = v.relGot[:0]
 	if len(v.relPods) == 0 {
 		return
 	}
@@ -99,24 +97,29 @@ func (v *Solver) buildRel(dense bool) {
 		v.relHostsSparse()
 	}
 	for _, p := range v.relPods {
-		i := v.relIdx[p.Host]
-		v.rel[i].add(p, &v.relMilli[i])
+		v.addRel(v.relIdx[p.Host], p)
 	}
+	v.relDirty = v.fracs
+	v.finishAll()
+}
+
+// finishAll finishes every entry (finishWhole where it applies, else
+// finishRel) and sums their gains into relSum.
+func (v *Solver) finishAll() {
 	fracs := v.fracs
-	v.relDirty = fracs
 	sum := slices.Grow(v.relSum[:0], len(v.rel)+1)[:len(v.rel)+1]
 	sum[0] = [2]int64{}
 	free := v.s.HostFreeCounts()
 	whole := v.relAll && !fracs && !v.r.Exclusive && !v.legacy // finishWhole applies to entries without fractions
 	gpus, milli := int64(0), int64(0)
 	for i := range v.rel {
-		r := &v.rel[i]
-		if whole && r.frac == 0 {
-			v.finishWhole(r, free)
+		o, got := &v.rel[i], v.relGot[i]
+		if whole && got.frac == 0 {
+			gpus += v.finishWhole(o, got.whole, free)
 		} else {
-			v.finishRel(r, &v.relMilli[i], fracs)
+			g, m := v.finishRel(o, got, &v.relMilli[i], fracs)
+			gpus, milli = gpus+g, milli+m
 		}
-		gpus, milli = gpus+r.gainGPUs, milli+r.gainMilli
 		sum[i+1] = [2]int64{gpus, milli}
 	}
 	v.relSum = sum
@@ -126,19 +129,19 @@ func (v *Solver) buildRel(dense bool) {
 // a State where the gang may share every GPU (v.relAll), for a request
 // without fractional pods (no milli per GPU to write) that is not
 // exclusive (others unasked): its whole-free GPUs are the unused ones and
-// those returned, and it gained those of them that were not free (the
-// free-mask holds only unused GPUs, so all of it is among them: the
-// difference of the counts). An entry that got every GPU back (a whole-host
-// pod gone) needs no mask read.
-func (v *Solver) finishWhole(r *relHost, free []uint8) {
-	h := r.ov.h
-	if n := v.t.HostGPUCount(h); n < 64 && r.whole == 1<<uint(n)-1 {
-		r.ov.mask = r.whole
+// those returned (whole), and it gained those of them that were not free
+// (the free-mask holds only unused GPUs, so all of it is among them: the
+// difference of the counts). An entry that got every GPU back (a
+// whole-host pod gone) needs no mask read. It returns the GPUs gained.
+func (v *Solver) finishWhole(o *hostOv, whole uint64, free []uint8) int64 {
+	h := o.h
+	if n := v.t.HostGPUCount(h); n < 64 && whole == 1<<uint(n)-1 {
+		o.mask = whole
 	} else {
-		r.ov.mask = v.s.HostUnusedMask(h) | r.whole
+		o.mask = v.s.HostUnusedMask(h) | whole
 	}
-	r.gainGPUs = int64(popcount(r.ov.mask) - int(free[h]))
-	r.ov.others = false
+	o.others = false
+	return int64(popcount(o.mask) - int(free[h]))
 }
 
 // newRel appends host h's entry, nothing returned yet: the State's free CPU
@@ -152,62 +155,59 @@ func (v *Solver) newRel(h topology.HostID) {
 	if len(v.relMilli) == n {
 		v.relMilli = append(v.relMilli, gpuMilli{})
 	}
-	if n == cap(v.rel) || v.legacy {
-		v.rel = append(v.rel, relHost{ov: hostOv{h: h, cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h)}})
-		return
-	}
-	v.rel = v.rel[:n+1]
-	r := &v.rel[n]
-	r.whole, r.frac, r.gainGPUs, r.gainMilli = 0, 0, 0, 0
-	r.ov.h, r.ov.others, r.ov.mask = h, false, 0
-	r.ov.cpu, r.ov.mem = v.s.HostCPU(h), v.s.HostMemory(h)
+	v.rel = append(v.rel, hostOv{h: h, cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h)})
+	v.relGot = append(v.relGot, relGot{})
 }
 
-// add returns pod p's resources to the entry and its milli per GPU ms.
-func (r *relHost) add(p topology.Pod, ms *gpuMilli) {
+// addRel returns pod p's resources to entry i.
+func (v *Solver) addRel(i int32, p topology.Pod) {
+	o, got := &v.rel[i], &v.relGot[i]
 	if p.Milli == 0 {
-		r.whole |= p.GPUs
+		got.whole |= p.GPUs
 	} else {
+		ms := &v.relMilli[i]
 		for m := p.GPUs; m != 0; m &= m - 1 {
-			i := bits.TrailingZeros64(m)
-			r.frac |= 1 << uint(i)
-			ms[i] += uint16(p.Milli)
+			k := bits.TrailingZeros64(m)
+			got.frac |= 1 << uint(k)
+			ms[k] += uint16(p.Milli)
 		}
 	}
-	r.ov.cpu += p.CPUMilli
-	r.ov.mem += p.MemoryMiB
+	o.cpu += p.CPUMilli
+	o.mem += p.MemoryMiB
 }
 
-// finishRel turns what the entry got back into its overlay: GPUs back at a
+// finishRel turns what entry o got back into its overlay: GPUs back at a
 // full 1000 are whole-free when healthy and not nominated for a job the gang
 // may not displace (shareMask); others keep their milli for sharing (written
-// to ms when fracs: the request has fractional pods; else ms is zeroed).
-func (v *Solver) finishRel(r *relHost, ms *gpuMilli, fracs bool) {
+// to ms when fracs: the request has fractional pods; else ms is zeroed). It
+// returns the whole GPUs gained and the milli returned on GPUs that stay
+// partly used.
+func (v *Solver) finishRel(o *hostOv, got relGot, ms *gpuMilli, fracs bool) (gpus, milli int64) {
 	s := v.s
-	h := r.ov.h
+	h := o.h
 	share := v.relShare(h)
-	full := s.HostUnusedMask(h) | r.whole
+	full := s.HostUnusedMask(h) | got.whole
 	lo, _ := v.t.HostGPUs(h)
-	for u := r.frac; u != 0; u &= u - 1 {
+	for u := got.frac; u != 0; u &= u - 1 {
 		i := bits.TrailingZeros64(u)
 		back := ms[i]
 		switch {
 		case int(back)+s.GPUMilli(lo+topology.GPUID(i)) == topology.FullGPU:
 			full |= 1 << uint(i)
 		case share&(1<<uint(i)) != 0:
-			r.gainMilli += int64(back)
+			milli += int64(back)
 		}
 	}
-	r.ov.mask = full & share
-	r.gainGPUs = int64(popcount(r.ov.mask &^ s.HostFreeMask(h)))
+	o.mask = full & share
 	if fracs {
-		v.finishMilli(r, ms, share)
+		v.finishMilli(o, ms, share)
 	} else {
-		for u := r.frac; u != 0; u &= u - 1 {
+		for u := got.frac; u != 0; u &= u - 1 {
 			ms[bits.TrailingZeros64(u)] = 0
 		}
 	}
-	r.ov.others = v.r.Exclusive && v.othersStay(h)
+	o.others = v.r.Exclusive && v.othersStay(h)
+	return int64(popcount(o.mask &^ s.HostFreeMask(h))), milli
 }
 
 // relShare is shareMask for a released host, or, when the State has no
@@ -221,19 +221,19 @@ func (v *Solver) relShare(h topology.HostID) uint64 {
 	return ^uint64(0)
 }
 
-// finishMilli writes the entry's free milli per GPU to ms: none on GPUs the
+// finishMilli writes entry o's free milli per GPU to ms: none on GPUs the
 // gang may not use, a full GPU on whole-free ones, else the State's plus
 // what came back.
-func (v *Solver) finishMilli(r *relHost, ms *gpuMilli, share uint64) {
-	lo, _ := v.t.HostGPUs(r.ov.h)
-	for i := range v.t.HostGPUCount(r.ov.h) {
+func (v *Solver) finishMilli(o *hostOv, ms *gpuMilli, share uint64) {
+	lo, _ := v.t.HostGPUs(o.h)
+	for i := range v.t.HostGPUCount(o.h) {
 		bit := uint64(1) << uint(i)
 		switch {
 		case share&bit == 0:
 			ms[i] = 0
-		case r.ov.mask&bit != 0:
+		case o.mask&bit != 0:
 			ms[i] = topology.FullGPU
-		default: // ms[i] is what came back (0 off r.frac)
+		default: // ms[i] is what came back (0 off frac)
 			ms[i] += uint16(v.s.GPUMilli(lo + topology.GPUID(i)))
 		}
 	}
@@ -301,8 +301,8 @@ func (v *Solver) installRelHosts() {
 	}
 	if v.legacy || cap(v.ov) < n {
 		for i := range v.rel {
-			v.ov = append(v.ov, v.rel[i].ov)
-			h := v.rel[i].ov.h
+			v.ov = append(v.ov, v.rel[i])
+			h := v.rel[i].h
 			v.ovIdx[h], v.ovStamp[h] = int32(len(v.ov)-1), v.epoch
 		}
 		if v.fracs { // else relMilli may be short, and no pod reads milli
@@ -317,7 +317,7 @@ func (v *Solver) installRelHosts() {
 		return
 	}
 	for i := range v.rel {
-		o, r := &v.ov[i], &v.rel[i].ov
+		o, r := &v.ov[i], &v.rel[i]
 		if *o != *r || v.ovMilli[i] != v.relMilli[i] {
 			*o, v.ovMilli[i] = *r, v.relMilli[i]
 		}
@@ -333,7 +333,7 @@ func (v *Solver) installRelHosts() {
 func (v *Solver) installRelWhole() {
 	kept := v.relKept
 	for i := range v.rel {
-		o, r := &v.ov[i], &v.rel[i].ov
+		o, r := &v.ov[i], &v.rel[i]
 		if !kept || o.mask != r.mask || o.cpu != r.cpu || o.mem != r.mem {
 			*o = *r
 		}

@@ -128,7 +128,7 @@ func (v *Solver) fillRack(lo, hi topology.HostID, a, b int) {
 	free := v.s.HostFreeCounts()
 	for h := lo; h < hi; h++ {
 		c := v.stateCap(h, free[h])
-		if a < b && v.rel[a].ov.h == h {
+		if a < b && v.rel[a].h == h {
 			c += v.relCapSum[a+1] - v.relCapSum[a]
 			a++
 		}
@@ -166,7 +166,7 @@ func (v *Solver) relCaps() {
 		return
 	}
 	for i := range v.rel {
-		o := &v.rel[i].ov
+		o := &v.rel[i]
 		c := v.perK[popcount(o.mask)]
 		if c > 0 && !v.hostOK(o.h) {
 			c = 0
@@ -182,7 +182,7 @@ func (v *Solver) relCaps() {
 func (v *Solver) relCapsQuick(sum []int64, free []uint8) {
 	perK := &v.perK
 	for i := range v.rel {
-		o := &v.rel[i].ov
+		o := &v.rel[i]
 		c := perK[popcount(o.mask)]
 		if c > 0 {
 			if j, held := v.s.HostExclusive(o.h); held && j != v.r.Job && !v.isGone(j) {

@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -151,12 +152,7 @@ func TestReleaseWholeOracle(t *testing.T) {
 		v.begin(s, r)
 		v.release(gone)
 		want, wantMilli := releaseOracle(&v, s, gone)
-		require.Len(t, v.rel, len(want), "instance %d (seed %d)", i, seed)
-		for k := range want {
-			got := v.rel[k]
-			got.whole, got.frac = 0, 0 // building scratch
-			require.Equal(t, want[k], got, "instance %d (seed %d), host %d", i, seed, want[k].ov.h)
-		}
+		checkRel(t, &v, want, fmt.Sprintf("instance %d (seed %d)", i, seed))
 		checkRelMilli(t, &v, wantMilli)
 		checkRelGain(t, &v, rng, want)
 		if v.relAll && !v.fracs && !r.Exclusive && len(v.relOrder) > 0 {

@@ -79,7 +79,7 @@ func (v *Solver) relSearch(h topology.HostID) int {
 	lo, hi := 0, len(v.rel)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if v.rel[m].ov.h < h {
+		if v.rel[m].h < h {
 			lo = m + 1
 		} else {
 			hi = m

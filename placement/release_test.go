@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -29,15 +30,29 @@ func TestReleaseOracle(t *testing.T) {
 			v.gatherRel()
 			v.buildRel(dense)
 			want, wantMilli := releaseOracle(&v, s, gone)
-			require.Len(t, v.rel, len(want), "instance %d (seed %d), dense %v", i, seed, dense)
-			for k := range want {
-				got := v.rel[k]
-				got.whole, got.frac = 0, 0 // building scratch
-				require.Equal(t, want[k], got, "instance %d (seed %d), dense %v, host %d", i, seed, dense, want[k].ov.h)
-			}
+			checkRel(t, &v, want, fmt.Sprintf("instance %d (seed %d), dense %v", i, seed, dense))
 			checkRelMilli(t, &v, wantMilli)
 			checkRelGain(t, &v, rng, want)
 		}
+	}
+}
+
+// relWant is releaseOracle's entry: the overlay and what the host gained.
+type relWant struct {
+	ov        hostOv
+	gainGPUs  int64 // whole GPUs free for the gang that were not before
+	gainMilli int64 // milli returned on GPUs that stay partly used
+}
+
+// checkRel compares the entries' overlays with want's, and the gains their
+// prefix sums hold.
+func checkRel(t *testing.T, v *Solver, want []relWant, msg string) {
+	t.Helper()
+	require.Len(t, v.rel, len(want), msg)
+	for k := range want {
+		require.Equal(t, want[k].ov, v.rel[k], "%s, host %d", msg, want[k].ov.h)
+		gains := [2]int64{v.relSum[k+1][0] - v.relSum[k][0], v.relSum[k+1][1] - v.relSum[k][1]}
+		require.Equal(t, [2]int64{want[k].gainGPUs, want[k].gainMilli}, gains, "%s, host %d: gains", msg, want[k].ov.h)
 	}
 }
 
@@ -60,7 +75,7 @@ func checkRelMilli(t *testing.T, v *Solver, want []gpuMilli) {
 
 // releaseOracle recomputes each released host's entry from scratch, and its
 // milli per GPU when the request has fractional pods.
-func releaseOracle(v *Solver, s *topology.State, gone []topology.JobID) ([]relHost, []gpuMilli) {
+func releaseOracle(v *Solver, s *topology.State, gone []topology.JobID) ([]relWant, []gpuMilli) {
 	t := s.Tree()
 	byHost := map[topology.HostID][]topology.Pod{}
 	for _, j := range gone {
@@ -74,7 +89,7 @@ func releaseOracle(v *Solver, s *topology.State, gone []topology.JobID) ([]relHo
 	}
 	slices.Sort(hosts)
 	fracs := v.fracSets()
-	var out []relHost
+	var out []relWant
 	var outMilli []gpuMilli
 	for _, h := range hosts {
 		lo, _ := t.HostGPUs(h)
@@ -83,7 +98,7 @@ func releaseOracle(v *Solver, s *topology.State, gone []topology.JobID) ([]relHo
 		for i := range n {
 			after[i] = s.GPUMilli(lo + topology.GPUID(i))
 		}
-		r := relHost{ov: hostOv{h: h, cpu: s.HostCPU(h), mem: s.HostMemory(h)}}
+		r := relWant{ov: hostOv{h: h, cpu: s.HostCPU(h), mem: s.HostMemory(h)}}
 		var ms gpuMilli
 		for _, p := range byHost[h] {
 			for i := range n {
@@ -128,7 +143,7 @@ func releaseOracle(v *Solver, s *topology.State, gone []topology.JobID) ([]relHo
 
 // checkRelGain compares relGain with plain sums over want's entries, for
 // every domain and random host ranges.
-func checkRelGain(t *testing.T, v *Solver, rng *rand.Rand, want []relHost) {
+func checkRelGain(t *testing.T, v *Solver, rng *rand.Rand, want []relWant) {
 	t.Helper()
 	sum := func(lo, hi topology.HostID) (g, m int64) {
 		for _, r := range want {

@@ -16,7 +16,7 @@ import (
 // never cleared); the pass over the bitmap writes each entry whole —
 // created, given back its pods and finished at once — with the per-word
 // counts and the prefix sums of the gains. The entries are those
-// relHostsDense, add and finishWhole make (its rule is repeated inline).
+// relHostsDense, addRel and finishWhole make (its rule is repeated inline).
 
 // relAcc is what a released host's pods gave back, before its entry exists.
 type relAcc struct {
@@ -73,16 +73,13 @@ func (v *Solver) wholeEntries(b []int64, acc []relAcc) {
 		b[w+1] = int64(n)
 		for x := uint64(b[w]); x != 0; x &= x - 1 {
 			h := topology.HostID(w<<5 | bits.TrailingZeros64(x))
-			a, r := &acc[h], &v.rel[n]
-			r.whole, r.frac, r.gainMilli = a.whole, 0, 0
-			r.ov.h, r.ov.others = h, false
-			r.ov.cpu, r.ov.mem = s.HostCPU(h)+a.cpu, s.HostMemory(h)+a.mem
-			r.ov.mask = a.whole
+			a := &acc[h]
+			mask := a.whole
 			if k := t.HostGPUCount(h); k >= 64 || a.whole != 1<<uint(k)-1 { // not every GPU back
-				r.ov.mask |= s.HostUnusedMask(h)
+				mask |= s.HostUnusedMask(h)
 			}
-			r.gainGPUs = int64(popcount(r.ov.mask) - int(free[h]))
-			gpus += r.gainGPUs
+			v.rel[n] = hostOv{mask: mask, h: h, cpu: s.HostCPU(h) + a.cpu, mem: s.HostMemory(h) + a.mem}
+			gpus += int64(popcount(mask) - int(free[h]))
 			n++
 			sum[n] = [2]int64{gpus, 0}
 		}

@@ -67,7 +67,8 @@ type Solver struct {
 	rx        *Restriction  // the request's, synced with the State
 	scope     topology.DomainID
 
-	rel       []relHost        // hosts of the jobs gone (PlaceWithout), sorted by host
+	rel       []hostOv         // overlays of the hosts of the jobs gone (PlaceWithout), sorted by host
+	relGot    []relGot         // the general build's scratch: what rel's hosts got back, same index
 	relMilli  []gpuMilli       // rel's milli per GPU, same index, written by the general build only (newRel)
 	relSum    [][2]int64       // prefix sums of rel's gains
 	relOrder  []int64          // released hosts: bitmap words with per-word counts, or empty (release_index.go)
