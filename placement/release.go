@@ -57,8 +57,12 @@ func (v *Solver) release(gone []topology.JobID) {
 	if len(gone) == 0 {
 		return
 	}
-	v.gatherRel()
 	v.relAll = v.s.NumNominations() == 0 && v.s.HealthyGPUs(0) == v.t.NumGPUs()
+	v.fracs = v.fracSets()
+	if v.gatherWhole() {
+		v.buildStart()
+		return
+	}
 	v.buildRel(v.denseRel())
 }
 
@@ -80,14 +84,7 @@ func (v *Solver) buildRel(dense bool) {
 		return
 	}
 	v.fracs = v.fracSets()
-	v.relCapG = 0 // relCaps: computed afresh
-	if n := v.t.NumDomains(); len(v.rackStamp) != n {
-		v.rackStamp = make([]uint32, n) // once per tree
-	}
-	if v.relDirty { // an earlier build wrote milli per GPU: newRel expects zeros
-		clear(v.relMilli)
-		v.relDirty = false
-	}
+	v.buildStart()
 	if dense && v.buildWhole() {
 		return // v.relDirty is false: no milli per GPU written
 	}
@@ -101,6 +98,19 @@ func (v *Solver) buildRel(dense bool) {
 	}
 	v.relDirty = v.fracs
 	v.finishAll()
+}
+
+// buildStart readies what reads the entries built: relCaps computes afresh,
+// rackStamp is sized, and relMilli is left zero for newRel.
+func (v *Solver) buildStart() {
+	v.relCapG, v.relKept = 0, false
+	if n := v.t.NumDomains(); len(v.rackStamp) != n {
+		v.rackStamp = make([]uint32, n) // once per tree
+	}
+	if v.relDirty { // an earlier build wrote milli per GPU: newRel expects zeros
+		clear(v.relMilli)
+		v.relDirty = false
+	}
 }
 
 // finishAll finishes every entry (finishWhole where it applies, else

@@ -285,7 +285,7 @@ func TestReleaseAllocs(t *testing.T) {
 			ok, _, err := v.PlaceWithout(s, r, 0, tc.gone, &plan)
 			require.NoError(t, err)
 			require.True(t, ok)
-			require.Equal(t, tc.dense, v.denseRel())
+			require.Equal(t, tc.dense, len(v.relOrder) > 0) // listed by bitmap (relPods may hold only the last batch)
 			allocs := testing.AllocsPerRun(20, func() { _, _, _ = v.PlaceWithout(s, r, 0, tc.gone, &plan) })
 			require.Zero(t, allocs)
 		})

@@ -17,6 +17,10 @@ import (
 // created, given back its pods and finished at once — with the per-word
 // counts and the prefix sums of the gains. The entries are those
 // relHostsDense, addRel and finishWhole make (its rule is repeated inline).
+//
+// release runs the pass over the pods as it gathers them (gatherWhole): a
+// few jobs' pods at a time, each batch summed while it is in the cache and
+// then dropped, so the pods are neither written out whole nor read back.
 
 // relAcc is what a released host's pods gave back, before its entry exists.
 type relAcc struct {
@@ -24,13 +28,72 @@ type relAcc struct {
 	cpu, mem int32
 }
 
-// buildWhole builds the entries as above and reports true, or reports
-// false when it does not apply (a pod returns a fraction: nothing built;
-// the bitmap and relAcc it wrote are rewritten by the next build anyway).
+// wholeBatch is how many jobs' pods gatherWhole gathers at a time: few
+// enough that a batch of a few pods each stays in the cache.
+const wholeBatch = 32
+
+// wholeApplies reports whether buildWhole may build the entries, the pods
+// aside (many of them, none of a fraction); v.fracs is set.
+func (v *Solver) wholeApplies() bool {
+	return v.relAll && !v.fracs && !v.r.Exclusive && !v.legacy
+}
+
+// buildWhole builds the entries from relPods as above and reports true, or
+// reports false when it does not apply (a pod returns a fraction: nothing
+// built; the bitmap and relAcc it wrote are rewritten by the next build
+// anyway).
 func (v *Solver) buildWhole() bool {
-	if !v.relAll || v.fracs || v.r.Exclusive || v.legacy {
+	if !v.wholeApplies() {
 		return false
 	}
+	v.wholeBegin()
+	count, ok := v.wholeAdd(v.relPods, 0)
+	if ok {
+		v.wholeEnd(count)
+	}
+	return ok
+}
+
+// gatherWhole gathers the gone jobs' pods wholeBatch jobs at a time. Once
+// they are many (denseRel) and while buildWhole applies, it passes each
+// batch over at once (wholeAdd) and drops it. It reports true when it
+// built the entries; false leaves every pod in relPods for buildRel.
+func (v *Solver) gatherWhole() bool {
+	if !v.wholeApplies() {
+		v.gatherRel()
+		return false
+	}
+	if cap(v.relStarts) < wholeBatch {
+		v.relStarts = make([]int32, wholeBatch)
+	}
+	pods, starts, gone := v.relPods[:0], v.relStarts[:wholeBatch], v.gone
+	count, whole := 0, false // whole: the pass over the pods has begun
+	for i := 0; i < len(gone); i += wholeBatch {
+		pods = v.s.AppendJobsPods(pods, gone[i:min(i+wholeBatch, len(gone))], starts)
+		if !whole && len(pods)*8 < relWords(v.t) { // not dense yet: keep them
+			continue
+		}
+		if !whole {
+			v.wholeBegin()
+			whole = true
+		}
+		var ok bool
+		if count, ok = v.wholeAdd(pods, count); !ok { // a fraction: gather them all for buildRel
+			v.gatherRel()
+			return false
+		}
+		pods = pods[:0]
+	}
+	v.relPods = pods
+	if !whole {
+		return false
+	}
+	v.wholeEnd(count)
+	return true
+}
+
+// wholeBegin clears the bitmap of released hosts for wholeAdd.
+func (v *Solver) wholeBegin() {
 	words := relWords(v.t)
 	b := slices.Grow(v.relOrder[:0], 2*words)[:2*words]
 	clear(b)
@@ -38,11 +101,16 @@ func (v *Solver) buildWhole() bool {
 	if n := v.t.NumHosts(); len(v.relAcc) != n {
 		v.relAcc = make([]relAcc, n) // once per tree
 	}
-	acc := v.relAcc
-	count := 0
-	for _, p := range v.relPods {
+}
+
+// wholeAdd is the pass over pods: it marks their hosts in the bitmap and
+// sums what they give back in relAcc. count is the number of hosts marked
+// so far; it returns the new count, or false on a pod of a fraction.
+func (v *Solver) wholeAdd(pods []topology.Pod, count int) (int, bool) {
+	b, acc := v.relOrder, v.relAcc
+	for _, p := range pods {
 		if p.Milli != 0 {
-			return false
+			return count, false
 		}
 		w, bit := 2*int(p.Host>>6), int64(1)<<(uint(p.Host)&63)
 		if b[w]&bit == 0 {
@@ -56,10 +124,14 @@ func (v *Solver) buildWhole() bool {
 		a.cpu += p.CPUMilli
 		a.mem += p.MemoryMiB
 	}
+	return count, true
+}
+
+// wholeEnd writes the count entries of the hosts wholeAdd marked.
+func (v *Solver) wholeEnd(count int) {
 	v.rel = slices.Grow(v.rel[:0], count)[:count]
 	v.relSum = slices.Grow(v.relSum[:0], count+1)[:count+1]
-	v.wholeEntries(b, acc)
-	return true
+	v.wholeEntries(v.relOrder, v.relAcc)
 }
 
 // wholeEntries writes an entry per host of bitmap b (interleaved with its
