@@ -54,6 +54,7 @@ type relGot struct {
 // release builds the base overlays for jobs gone. gone must be sorted.
 func (v *Solver) release(gone []topology.JobID) {
 	v.rel, v.gone, v.relSum, v.relOrder = v.rel[:0], gone, v.relSum[:0], v.relOrder[:0]
+	v.relKeys = v.relKeys[:0]
 	if len(gone) == 0 {
 		return
 	}
@@ -79,7 +80,7 @@ func (v *Solver) gatherRel() {
 // (see release_index.go).
 func (v *Solver) buildRel(dense bool) {
 	v.rel, v.relSum, v.relOrder, v.relKept = v.rel[:0], v.relSum[:0], v.relOrder[:0], false
-	v.relGot = v.relGot[:0]
+	v.relGot, v.relKeys = v.relGot[:0], v.relKeys[:0]
 	if len(v.relPods) == 0 {
 		return
 	}

@@ -178,9 +178,16 @@ func (v *Solver) relCaps() {
 // relCapsQuick is relCaps' loop when the State's hosts are all healthy
 // (relAll) and the request takes any model, has no eligibility and is not
 // exclusive: hostOK then only asks whether a job that stays holds the host
-// exclusively, and stateCap is perK of the free count.
+// exclusively, and stateCap is perK of the free count. Entries built by
+// wholeEntries have both counts in relKeys, the exclusive hold folded in.
 func (v *Solver) relCapsQuick(sum []int64, free []uint8) {
 	perK := &v.perK
+	if keys := v.relKeys; len(keys) == len(v.rel) {
+		for i, q := range keys {
+			sum[i+1] = sum[i] + perK[q[0]] - perK[q[1]]
+		}
+		return
+	}
 	for i := range v.rel {
 		o := &v.rel[i]
 		c := perK[popcount(o.mask)]

@@ -131,14 +131,18 @@ func (v *Solver) wholeAdd(pods []topology.Pod, count int) (int, bool) {
 func (v *Solver) wholeEnd(count int) {
 	v.rel = slices.Grow(v.rel[:0], count)[:count]
 	v.relSum = slices.Grow(v.relSum[:0], count+1)[:count+1]
+	v.relKeys = slices.Grow(v.relKeys[:0], count)[:count]
 	v.wholeEntries(v.relOrder, v.relAcc)
 }
 
 // wholeEntries writes an entry per host of bitmap b (interleaved with its
 // per-word counts, written here), from relAcc, and the prefix sums of the
-// gains; finishWhole's work is done inline.
+// gains; finishWhole's work is done inline. It also writes each entry's
+// relKeys, what relCapsQuick needs of it in two bytes: its whole-free
+// count, 0 when a job that stays holds the host exclusively (hostOK's one
+// question then), and its free count.
 func (v *Solver) wholeEntries(b []int64, acc []relAcc) {
-	s, t, free, sum := v.s, v.t, v.s.HostFreeCounts(), v.relSum
+	s, t, free, sum, keys := v.s, v.t, v.s.HostFreeCounts(), v.relSum, v.relKeys
 	sum[0] = [2]int64{}
 	n, gpus := 0, int64(0)
 	for w := 0; w < len(b); w += 2 {
@@ -151,7 +155,12 @@ func (v *Solver) wholeEntries(b []int64, acc []relAcc) {
 				mask |= s.HostUnusedMask(h)
 			}
 			v.rel[n] = hostOv{mask: mask, h: h, cpu: s.HostCPU(h) + a.cpu, mem: s.HostMemory(h) + a.mem}
-			gpus += int64(popcount(mask) - int(free[h]))
+			k := popcount(mask)
+			gpus += int64(k - int(free[h]))
+			if j, held := s.HostExclusive(h); held && j != v.r.Job && !v.isGone(j) {
+				k = 0
+			}
+			keys[n] = [2]uint8{uint8(k), free[h]}
 			n++
 			sum[n] = [2]int64{gpus, 0}
 		}

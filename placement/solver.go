@@ -82,6 +82,7 @@ type Solver struct {
 	relAll    bool             // released hosts share every GPU: no failed GPU, unhealthy host or nomination
 	relCapG   int32            // GPUs per pod relCapSum is for (0: none)
 	relCapSum []int64          // prefix sums of released hosts' gains for plain sets (release_fill.go)
+	relKeys   [][2]uint8       // per rel entry, when wholeEntries built them: its whole-free count (0 if a job that stays holds it exclusively) and its free count (relCapsQuick)
 	rackStamp []uint32         // per domain: the epoch in which a host of it took pods (release_fill.go)
 	fracs     bool             // a pod set of the request asks for a GPU fraction (fracSets; set by buildRel, read with rel)
 	relDirty  bool             // relMilli's slots may be nonzero (a build for fractional pods): newRel must not reuse them as they are
