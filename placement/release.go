@@ -60,8 +60,8 @@ func (v *Solver) release(gone []topology.JobID) {
 	}
 	v.relAll = v.s.NumNominations() == 0 && v.s.HealthyGPUs(0) == v.t.NumGPUs()
 	v.fracs = v.fracSets()
+	v.buildStart()
 	if v.gatherWhole() {
-		v.buildStart()
 		return
 	}
 	v.buildRel(v.denseRel())
@@ -102,9 +102,10 @@ func (v *Solver) buildRel(dense bool) {
 }
 
 // buildStart readies what reads the entries built: relCaps computes afresh,
-// rackStamp is sized, and relMilli is left zero for newRel.
+// installRel writes every overlay, rackStamp is sized, and relMilli is left
+// zero for newRel.
 func (v *Solver) buildStart() {
-	v.relCapG, v.relKept = 0, false
+	v.relCapG, v.relKept, v.relPlaced = 0, false, false
 	if n := v.t.NumDomains(); len(v.rackStamp) != n {
 		v.rackStamp = make([]uint32, n) // once per tree
 	}
@@ -342,6 +343,10 @@ func (v *Solver) installRelHosts() {
 // so only the overlays are written, and within a call (v.relKept) only
 // those whose GPUs, CPU or memory an attempt took.
 func (v *Solver) installRelWhole() {
+	if v.relPlaced {
+		v.installPlaced()
+		return
+	}
 	kept := v.relKept
 	for i := range v.rel {
 		o, r := &v.ov[i], &v.rel[i]
@@ -351,4 +356,19 @@ func (v *Solver) installRelWhole() {
 		v.ovIdx[r.h], v.ovStamp[r.h] = int32(i), v.epoch
 	}
 	v.relKept = true
+}
+
+// installPlaced is installRelWhole when wholeEntries already wrote the
+// overlays to v.ov (relPlaced, consumed here): it stamps their indexes,
+// listing the hosts by the bitmap (relOrder) rather than reading rel.
+func (v *Solver) installPlaced() {
+	b, i := v.relOrder, int32(0)
+	for w := 0; w < len(b); w += 2 {
+		for x := uint64(b[w]); x != 0; x &= x - 1 {
+			h := w<<5 | bits.TrailingZeros64(x)
+			v.ovIdx[h], v.ovStamp[h] = i, v.epoch
+			i++
+		}
+	}
+	v.relPlaced, v.relKept = false, true
 }

@@ -140,9 +140,17 @@ func (v *Solver) wholeEnd(count int) {
 // gains; finishWhole's work is done inline. It also writes each entry's
 // relKeys, what relCapsQuick needs of it in two bytes: its whole-free
 // count, 0 when a job that stays holds the host exclusively (hostOK's one
-// question then), and its free count.
+// question then), and its free count. When v.ov's backing array holds them,
+// the entries are written there too, where the first install puts them
+// (relPlaced: it then writes only their indexes, not reading rel again).
+// On trees whose hosts all have uniGPUs GPUs no host's count is read.
 func (v *Solver) wholeEntries(b []int64, acc []relAcc) {
 	s, t, free, sum, keys := v.s, v.t, v.s.HostFreeCounts(), v.relSum, v.relKeys
+	placed := cap(v.ov) >= len(v.rel)
+	ovs := v.ov[:0]
+	if placed {
+		ovs = v.ov[:len(v.rel)]
+	}
 	sum[0] = [2]int64{}
 	n, gpus := 0, int64(0)
 	for w := 0; w < len(b); w += 2 {
@@ -151,11 +159,18 @@ func (v *Solver) wholeEntries(b []int64, acc []relAcc) {
 			h := topology.HostID(w<<5 | bits.TrailingZeros64(x))
 			a := &acc[h]
 			mask := a.whole
-			if k := t.HostGPUCount(h); k >= 64 || a.whole != 1<<uint(k)-1 { // not every GPU back
+			k := v.uniGPUs
+			if k == 0 {
+				k = t.HostGPUCount(h)
+			}
+			if k >= 64 || a.whole != 1<<uint(k)-1 { // not every GPU back
 				mask |= s.HostUnusedMask(h)
 			}
-			v.rel[n] = hostOv{mask: mask, h: h, cpu: s.HostCPU(h) + a.cpu, mem: s.HostMemory(h) + a.mem}
-			k := popcount(mask)
+			e := hostOv{mask: mask, h: h, cpu: s.HostCPU(h) + a.cpu, mem: s.HostMemory(h) + a.mem}
+			if v.rel[n] = e; placed {
+				ovs[n] = e
+			}
+			k = popcount(mask)
 			gpus += int64(k - int(free[h]))
 			if j, held := s.HostExclusive(h); held && j != v.r.Job && !v.isGone(j) {
 				k = 0
@@ -165,4 +180,5 @@ func (v *Solver) wholeEntries(b []int64, acc []relAcc) {
 			sum[n] = [2]int64{gpus, 0}
 		}
 	}
+	v.relPlaced = placed
 }

@@ -21,6 +21,7 @@ type Solver struct {
 	modelOK  []bool
 	anyModel bool
 	maxGPUs  int // largest host of an acceptable model
+	uniGPUs  int // every host's GPU count, when all hosts have the same (Prepare), else 0
 
 	// the pod set being placed
 	set              *PodSet
@@ -88,6 +89,7 @@ type Solver struct {
 	relDirty  bool             // relMilli's slots may be nonzero (a build for fractional pods): newRel must not reuse them as they are
 	ovTaken   bool             // since the last reset, an overlay was made or handed out (ovFor), or a rack stamped (reset)
 	relKept   bool             // v.ov[:len(v.rel)] (its backing array) holds this release's overlays, maybe taken from (installRel)
+	relPlaced bool             // wholeEntries wrote the overlays to v.ov's backing array too: the first install writes only their indexes
 	legacy    bool             // tests only: the general paths, without plainCap and the shortcuts that skip work
 	noOne     bool             // tests only: no placeOne (one.go), the rest as usual
 	reason    Reason
