@@ -28,10 +28,16 @@ import (
 //     jobs that stay have pods on the host, only for exclusive requests, the
 //     only ones that ask.
 //
+// An entry is its 24-byte overlay (rel, a hostOv); its milli per GPU lives
+// apart (relMilli), as does what its pods gave back while it is built
+// (relGot), so that the passes over the entries read few bytes per host.
+//
 // When the pods are many and all of whole GPUs, every GPU is shareable and
 // the request asks for no fraction and no exclusivity (the common
-// preemption), passes 2 to 4 are one pass over the pods and one over the
-// hosts (release_whole.go).
+// preemption), passes 1 to 4 are one pass over the pods, made batch by
+// batch as they are gathered, and one over the hosts, which also writes
+// the overlays where the first install puts them and what relCapsQuick
+// needs of each in two bytes (release_whole.go).
 //
 // Laying a gang out around them stays the rule's bound-and-check walk (the
 // bounds order domains, so making them exact would change answers), made

@@ -76,8 +76,8 @@ type Solver struct {
 	relIdx    []int32          // per host: index into rel while building it
 	relAcc    []relAcc         // per host: what its pods gave back, while building rel (buildWhole)
 	gone      []topology.JobID // sorted
-	relPods   []topology.Pod   // scratch
-	relStarts []int32          // gatherRel's scratch: where each job's pods start
+	relPods   []topology.Pod   // scratch: the gone jobs' pods (after gatherWhole built the entries, its last batch only)
+	relStarts []int32          // gatherRel's and gatherWhole's scratch: where each job's pods start
 	relJobs   []topology.JobID // scratch
 	hostCaps  []int64          // fillHosts' scratch: capacities of a rack's hosts
 	relAll    bool             // released hosts share every GPU: no failed GPU, unhealthy host or nomination
