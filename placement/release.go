@@ -60,7 +60,6 @@ type relGot struct {
 // release builds the base overlays for jobs gone. gone must be sorted.
 func (v *Solver) release(gone []topology.JobID) {
 	v.rel, v.gone, v.relSum, v.relOrder = v.rel[:0], gone, v.relSum[:0], v.relOrder[:0]
-	v.relKeys = v.relKeys[:0]
 	if len(gone) == 0 {
 		return
 	}
@@ -86,7 +85,7 @@ func (v *Solver) gatherRel() {
 // (see release_index.go).
 func (v *Solver) buildRel(dense bool) {
 	v.rel, v.relSum, v.relOrder, v.relKept = v.rel[:0], v.relSum[:0], v.relOrder[:0], false
-	v.relGot, v.relKeys = v.relGot[:0], v.relKeys[:0]
+	v.relGot = v.relGot[:0]
 	if len(v.relPods) == 0 {
 		return
 	}
@@ -107,11 +106,11 @@ func (v *Solver) buildRel(dense bool) {
 	v.finishAll()
 }
 
-// buildStart readies what reads the entries built: relCaps computes afresh,
-// installRel writes every overlay, rackStamp is sized, and relMilli is left
-// zero for newRel.
+// buildStart readies what reads the entries built: relCaps computes afresh
+// (from relKeys only if wholeEntries writes them), installRel writes every
+// overlay, rackStamp is sized, and relMilli is left zero for newRel.
 func (v *Solver) buildStart() {
-	v.relCapG, v.relKept, v.relPlaced = 0, false, false
+	v.relCapG, v.relKept, v.relPlaced, v.relKeys = 0, false, false, v.relKeys[:0]
 	if n := v.t.NumDomains(); len(v.rackStamp) != n {
 		v.rackStamp = make([]uint32, n) // once per tree
 	}
