@@ -266,6 +266,17 @@ func (v *Solver) fracSets() bool {
 	return false
 }
 
+// resSets reports whether a pod set of the request asks for CPU or memory,
+// the only reason to read an overlay's cpu and mem.
+func (v *Solver) resSets() bool {
+	for i := range v.r.Sets {
+		if v.r.Sets[i].CPUMilli > 0 || v.r.Sets[i].MemoryMiB > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // othersStay reports whether a job that is not gone has pods on host h.
 func (v *Solver) othersStay(h topology.HostID) bool {
 	v.relJobs = v.s.AppendHostJobs(v.relJobs[:0], h)

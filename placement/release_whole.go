@@ -143,9 +143,12 @@ func (v *Solver) wholeEnd(count int) {
 // question then), and its free count. When v.ov's backing array holds them,
 // the entries are written there too, where the first install puts them
 // (relPlaced: it then writes only their indexes, not reading rel again).
-// On trees whose hosts all have uniGPUs GPUs no host's count is read.
+// On trees whose hosts all have uniGPUs GPUs no host's count is read, and
+// for requests that ask for neither CPU nor memory no host's free CPU and
+// memory (the overlays' are left 0: nothing reads them).
 func (v *Solver) wholeEntries(b []int64, acc []relAcc) {
 	s, t, free, sum, keys := v.s, v.t, v.s.HostFreeCounts(), v.relSum, v.relKeys
+	res := v.resSets()
 	placed := cap(v.ov) >= len(v.rel)
 	ovs := v.ov[:0]
 	if placed {
@@ -166,7 +169,10 @@ func (v *Solver) wholeEntries(b []int64, acc []relAcc) {
 			if k >= 64 || a.whole != 1<<uint(k)-1 { // not every GPU back
 				mask |= s.HostUnusedMask(h)
 			}
-			e := hostOv{mask: mask, h: h, cpu: s.HostCPU(h) + a.cpu, mem: s.HostMemory(h) + a.mem}
+			e := hostOv{mask: mask, h: h}
+			if res {
+				e.cpu, e.mem = s.HostCPU(h)+a.cpu, s.HostMemory(h)+a.mem
+			}
 			if v.rel[n] = e; placed {
 				ovs[n] = e
 			}

@@ -113,9 +113,9 @@ type Solver struct {
 type hostOv struct {
 	mask   uint64 // whole GPUs still free for this gang
 	h      topology.HostID
-	cpu    int32
-	mem    int32
-	others bool // the host holds pods of other jobs (not the gang, not gone)
+	cpu    int32 // free CPU and memory; 0 in the entries wholeEntries
+	mem    int32 // builds for a request that asks for neither (resSets): unread
+	others bool  // the host holds pods of other jobs (not the gang, not gone)
 }
 
 // gpuMilli is a host's free milli per GPU for fractional pods (entries past
