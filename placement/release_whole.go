@@ -12,8 +12,9 @@ import (
 // (dense listing), none returns a fraction, the gang may share every GPU
 // (relAll) and asks for neither fractions nor exclusivity. The pass over
 // the pods sets the bitmap of released hosts and sums what each host got
-// back in relAcc (a host's first pod overwrites its slot, so relAcc is
-// never cleared); the pass over the bitmap writes each entry whole —
+// back in relAcc, its GPUs, and relRes, its CPU and memory, only for a
+// request that asks for either (a host's first pod overwrites its slots, so
+// they are never cleared); the pass over the bitmap writes each entry whole —
 // created, given back its pods and finished at once — with the per-word
 // counts and the prefix sums of the gains. The entries are those
 // relHostsDense, addRel and finishWhole make (its rule is repeated inline).
@@ -21,12 +22,6 @@ import (
 // release runs the pass over the pods as it gathers them (gatherWhole): a
 // few jobs' pods at a time, each batch summed while it is in the cache and
 // then dropped, so the pods are neither written out whole nor read back.
-
-// relAcc is what a released host's pods gave back, before its entry exists.
-type relAcc struct {
-	whole    uint64
-	cpu, mem int32
-}
 
 // wholeBatch is how many jobs' pods gatherWhole gathers at a time: few
 // enough that a batch of a few pods each stays in the cache.
@@ -40,7 +35,7 @@ func (v *Solver) wholeApplies() bool {
 
 // buildWhole builds the entries from relPods as above and reports true, or
 // reports false when it does not apply (a pod returns a fraction: nothing
-// built; the bitmap and relAcc it wrote are rewritten by the next build
+// built; the bitmap, relAcc and relRes it wrote are rewritten by the next build
 // anyway).
 func (v *Solver) buildWhole() bool {
 	if !v.wholeApplies() {
@@ -92,39 +87,57 @@ func (v *Solver) gatherWhole() bool {
 	return true
 }
 
-// wholeBegin clears the bitmap of released hosts for wholeAdd.
+// wholeBegin clears the bitmap of released hosts for wholeAdd and decides
+// whether it sums CPU and memory (v.relUseRes: a pod set asks for them).
 func (v *Solver) wholeBegin() {
 	words := relWords(v.t)
 	b := slices.Grow(v.relOrder[:0], 2*words)[:2*words]
 	clear(b)
 	v.relOrder = b
-	if n := v.t.NumHosts(); len(v.relAcc) != n {
-		v.relAcc = make([]relAcc, n) // once per tree
+	n := v.t.NumHosts()
+	if len(v.relAcc) != n {
+		v.relAcc = make([]uint64, n) // once per tree
+	}
+	if v.relUseRes = v.resSets(); v.relUseRes && len(v.relRes) != n {
+		v.relRes = make([][2]int32, n) // once per tree
 	}
 }
 
 // wholeAdd is the pass over pods: it marks their hosts in the bitmap and
-// sums what they give back in relAcc. count is the number of hosts marked
-// so far; it returns the new count, or false on a pod of a fraction.
+// sums what they give back in relAcc (and relRes). count is the number of
+// hosts marked so far; it returns the new count, or false on a pod of a
+// fraction.
 func (v *Solver) wholeAdd(pods []topology.Pod, count int) (int, bool) {
-	b, acc := v.relOrder, v.relAcc
+	b, acc, res := v.relOrder, v.relAcc, v.relUseRes
 	for _, p := range pods {
 		if p.Milli != 0 {
 			return count, false
 		}
 		w, bit := 2*int(p.Host>>6), int64(1)<<(uint(p.Host)&63)
-		if b[w]&bit == 0 {
+		first := b[w]&bit == 0
+		if first {
 			b[w] |= bit
-			acc[p.Host] = relAcc{whole: p.GPUs, cpu: p.CPUMilli, mem: p.MemoryMiB}
+			acc[p.Host] = p.GPUs
 			count++
-			continue
+		} else {
+			acc[p.Host] |= p.GPUs
 		}
-		a := &acc[p.Host]
-		a.whole |= p.GPUs
-		a.cpu += p.CPUMilli
-		a.mem += p.MemoryMiB
+		if res {
+			v.addRes(p, first)
+		}
 	}
 	return count, true
+}
+
+// addRes sums pod p's CPU and memory into its host's relRes (first: the
+// host's first pod, which overwrites the slot).
+func (v *Solver) addRes(p topology.Pod, first bool) {
+	r := &v.relRes[p.Host]
+	if first {
+		*r = [2]int32{}
+	}
+	r[0] += p.CPUMilli
+	r[1] += p.MemoryMiB
 }
 
 // wholeEnd writes the count entries of the hosts wholeAdd marked.
@@ -136,7 +149,7 @@ func (v *Solver) wholeEnd(count int) {
 }
 
 // wholeEntries writes an entry per host of bitmap b (interleaved with its
-// per-word counts, written here), from relAcc, and the prefix sums of the
+// per-word counts, written here), from relAcc and relRes, and the prefix sums of the
 // gains; finishWhole's work is done inline. It also writes each entry's
 // relKeys, what relCapsQuick needs of it in two bytes: its whole-free
 // count, 0 when a job that stays holds the host exclusively (hostOK's one
@@ -146,9 +159,9 @@ func (v *Solver) wholeEnd(count int) {
 // On trees whose hosts all have uniGPUs GPUs no host's count is read, and
 // for requests that ask for neither CPU nor memory no host's free CPU and
 // memory (the overlays' are left 0: nothing reads them).
-func (v *Solver) wholeEntries(b []int64, acc []relAcc) {
+func (v *Solver) wholeEntries(b []int64, acc []uint64) {
 	s, t, free, sum, keys := v.s, v.t, v.s.HostFreeCounts(), v.relSum, v.relKeys
-	res := v.resSets()
+	res := v.relUseRes
 	placed := cap(v.ov) >= len(v.rel)
 	ovs := v.ov[:0]
 	if placed {
@@ -160,18 +173,19 @@ func (v *Solver) wholeEntries(b []int64, acc []relAcc) {
 		b[w+1] = int64(n)
 		for x := uint64(b[w]); x != 0; x &= x - 1 {
 			h := topology.HostID(w<<5 | bits.TrailingZeros64(x))
-			a := &acc[h]
-			mask := a.whole
+			whole := acc[h]
+			mask := whole
 			k := v.uniGPUs
 			if k == 0 {
 				k = t.HostGPUCount(h)
 			}
-			if k >= 64 || a.whole != 1<<uint(k)-1 { // not every GPU back
+			if k >= 64 || whole != 1<<uint(k)-1 { // not every GPU back
 				mask |= s.HostUnusedMask(h)
 			}
 			e := hostOv{mask: mask, h: h}
 			if res {
-				e.cpu, e.mem = s.HostCPU(h)+a.cpu, s.HostMemory(h)+a.mem
+				r := &v.relRes[h]
+				e.cpu, e.mem = s.HostCPU(h)+r[0], s.HostMemory(h)+r[1]
 			}
 			if v.rel[n] = e; placed {
 				ovs[n] = e

@@ -74,7 +74,9 @@ type Solver struct {
 	relSum    [][2]int64       // prefix sums of rel's gains
 	relOrder  []int64          // released hosts: bitmap words with per-word counts, or empty (release_index.go)
 	relIdx    []int32          // per host: index into rel while building it
-	relAcc    []relAcc         // per host: what its pods gave back, while building rel (buildWhole)
+	relAcc    []uint64         // per host: the GPUs its pods gave back, while building rel (buildWhole)
+	relRes    [][2]int32       // per host: the CPU and memory they gave back, when relUseRes
+	relUseRes bool             // buildWhole sums CPU and memory: a pod set asks for them (resSets)
 	gone      []topology.JobID // sorted
 	relPods   []topology.Pod   // scratch: the gone jobs' pods (after gatherWhole built the entries, its last batch only)
 	relStarts []int32          // gatherRel's and gatherWhole's scratch: where each job's pods start
