@@ -25,7 +25,7 @@ import (
 
 // wholeBatch is how many jobs' pods gatherWhole gathers at a time: few
 // enough that a batch of a few pods each stays in the cache.
-const wholeBatch = 32
+const wholeBatch = 16
 
 // wholeApplies reports whether buildWhole may build the entries, the pods
 // aside (many of them, none of a fraction); v.fracs is set.
