@@ -2,12 +2,12 @@ package placement
 
 import "github.com/blinksched/blink/topology"
 
-// Prepare sizes the Solver's per-host scratch for tree t (12 bytes a host)
-// and finds its largest host per model (a scan of the hosts) now, rather
-// than in the first Place on a State of t: call it where the first decision
-// must not pay for it, such as an engine cloned for what-if planning.
-// Calling it again for the same tree does nothing; for another tree it
-// starts over.
+// Prepare sizes the Solver's per-host scratch for tree t (12 bytes a host),
+// finds its largest host per model and whether its hosts all have as many
+// GPUs (scans of the hosts) now, rather than in the first Place on a State
+// of t: call it where the first decision must not pay for it, such as an
+// engine cloned for what-if planning. Calling it again for the same tree
+// does nothing; for another tree it starts over.
 func (v *Solver) Prepare(t *topology.Tree) {
 	if v.t == t {
 		return

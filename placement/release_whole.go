@@ -35,8 +35,8 @@ func (v *Solver) wholeApplies() bool {
 
 // buildWhole builds the entries from relPods as above and reports true, or
 // reports false when it does not apply (a pod returns a fraction: nothing
-// built; the bitmap, relAcc and relRes it wrote are rewritten by the next build
-// anyway).
+// built; the bitmap, relAcc and relRes it wrote are rewritten by the next
+// build anyway).
 func (v *Solver) buildWhole() bool {
 	if !v.wholeApplies() {
 		return false
@@ -149,8 +149,8 @@ func (v *Solver) wholeEnd(count int) {
 }
 
 // wholeEntries writes an entry per host of bitmap b (interleaved with its
-// per-word counts, written here), from relAcc and relRes, and the prefix sums of the
-// gains; finishWhole's work is done inline. It also writes each entry's
+// per-word counts, written here), from relAcc and relRes, and the prefix
+// sums of the gains; finishWhole's work is done inline. It also writes each entry's
 // relKeys, what relCapsQuick needs of it in two bytes: its whole-free
 // count, 0 when a job that stays holds the host exclusively (hostOK's one
 // question then), and its free count. When v.ov's backing array holds them,

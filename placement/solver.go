@@ -87,7 +87,7 @@ type Solver struct {
 	relCapSum []int64          // prefix sums of released hosts' gains for plain sets (release_fill.go)
 	relKeys   [][2]uint8       // per rel entry, when wholeEntries built them: its whole-free count (0 if a job that stays holds it exclusively) and its free count (relCapsQuick)
 	rackStamp []uint32         // per domain: the epoch in which a host of it took pods (release_fill.go)
-	fracs     bool             // a pod set of the request asks for a GPU fraction (fracSets; set by buildRel, read with rel)
+	fracs     bool             // a pod set of the request asks for a GPU fraction (fracSets; set by release and buildRel, read with rel)
 	relDirty  bool             // relMilli's slots may be nonzero (a build for fractional pods): newRel must not reuse them as they are
 	ovTaken   bool             // since the last reset, an overlay was made or handed out (ovFor), or a rack stamped (reset)
 	relKept   bool             // v.ov[:len(v.rel)] (its backing array) holds this release's overlays, maybe taken from (installRel)
