@@ -54,7 +54,7 @@ func (v *Solver) fillEvery(l topology.Level, d topology.DomainID, want int64) in
 		state := v.histCap(c)
 		cp := state
 		if rel {
-			cp += v.relSum[b][0] - v.relSum[a][0]
+			cp += v.relSum[b] - v.relSum[a]
 		}
 		if cp > 0 {
 			n, ok := int64(0), false

@@ -111,6 +111,7 @@ func (v *Solver) buildRel(dense bool) {
 // overlay, rackStamp is sized, and relMilli is left zero for newRel.
 func (v *Solver) buildStart() {
 	v.relCapG, v.relKept, v.relPlaced, v.relKeys = 0, false, false, v.relKeys[:0]
+	v.relSumM = v.relSumM[:0] // finishAll writes it; wholeEntries leaves it empty
 	if n := v.t.NumDomains(); len(v.rackStamp) != n {
 		v.rackStamp = make([]uint32, n) // once per tree
 	}
@@ -121,11 +122,12 @@ func (v *Solver) buildStart() {
 }
 
 // finishAll finishes every entry (finishWhole where it applies, else
-// finishRel) and sums their gains into relSum.
+// finishRel) and sums their gains into relSum and relSumM.
 func (v *Solver) finishAll() {
 	fracs := v.fracs
 	sum := slices.Grow(v.relSum[:0], len(v.rel)+1)[:len(v.rel)+1]
-	sum[0] = [2]int64{}
+	sumM := slices.Grow(v.relSumM[:0], len(v.rel)+1)[:len(v.rel)+1]
+	sum[0], sumM[0] = 0, 0
 	free := v.s.HostFreeCounts()
 	whole := v.relAll && !fracs && !v.r.Exclusive && !v.legacy // finishWhole applies to entries without fractions
 	gpus, milli := int64(0), int64(0)
@@ -137,9 +139,9 @@ func (v *Solver) finishAll() {
 			g, m := v.finishRel(o, got, &v.relMilli[i], fracs)
 			gpus, milli = gpus+g, milli+m
 		}
-		sum[i+1] = [2]int64{gpus, milli}
+		sum[i+1], sumM[i+1] = gpus, milli
 	}
-	v.relSum = sum
+	v.relSum, v.relSumM = sum, sumM
 }
 
 // finishWhole is finishRel for an entry that got only whole GPUs back, on
@@ -304,7 +306,10 @@ func (v *Solver) relGain(lo, hi topology.HostID) (gpus, milli int64) {
 	}
 	a := v.relSearch(lo)
 	b := v.relSearch(hi)
-	return v.relSum[b][0] - v.relSum[a][0], v.relSum[b][1] - v.relSum[a][1]
+	if len(v.relSumM) != 0 {
+		milli = v.relSumM[b] - v.relSumM[a]
+	}
+	return v.relSum[b] - v.relSum[a], milli
 }
 
 // installRel puts the released overlays in place for a new attempt, at the

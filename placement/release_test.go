@@ -56,7 +56,10 @@ func checkRel(t *testing.T, v *Solver, want []relWant, msg string) {
 			w.cpu, w.mem = v.rel[k].cpu, v.rel[k].mem
 		}
 		require.Equal(t, w, v.rel[k], "%s, host %d", msg, want[k].ov.h)
-		gains := [2]int64{v.relSum[k+1][0] - v.relSum[k][0], v.relSum[k+1][1] - v.relSum[k][1]}
+		gains := [2]int64{v.relSum[k+1] - v.relSum[k], 0}
+		if len(v.relSumM) != 0 {
+			gains[1] = v.relSumM[k+1] - v.relSumM[k]
+		}
 		require.Equal(t, [2]int64{want[k].gainGPUs, want[k].gainMilli}, gains, "%s, host %d: gains", msg, want[k].ov.h)
 	}
 }

@@ -150,7 +150,8 @@ func (v *Solver) wholeEnd(count int) {
 
 // wholeEntries writes an entry per host of bitmap b (interleaved with its
 // per-word counts, written here), from relAcc and relRes, and the prefix
-// sums of the gains; finishWhole's work is done inline. It also writes each entry's
+// sums of the gains (whole GPUs only: relSumM stays empty); finishWhole's
+// work is done inline. It also writes each entry's
 // relKeys, what relCapsQuick needs of it in two bytes: its whole-free
 // count, 0 when a job that stays holds the host exclusively (hostOK's one
 // question then), and its free count. When v.ov's backing array holds them,
@@ -167,7 +168,7 @@ func (v *Solver) wholeEntries(b []int64, acc []uint64) {
 	if placed {
 		ovs = v.ov[:len(v.rel)]
 	}
-	sum[0] = [2]int64{}
+	sum[0] = 0
 	n, gpus := 0, int64(0)
 	for w := 0; w < len(b); w += 2 {
 		b[w+1] = int64(n)
@@ -197,7 +198,7 @@ func (v *Solver) wholeEntries(b []int64, acc []uint64) {
 			}
 			keys[n] = [2]uint8{uint8(k), free[h]}
 			n++
-			sum[n] = [2]int64{gpus, 0}
+			sum[n] = gpus
 		}
 	}
 	v.relPlaced = placed

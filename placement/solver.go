@@ -71,7 +71,8 @@ type Solver struct {
 	rel       []hostOv         // overlays of the hosts of the jobs gone (PlaceWithout), sorted by host
 	relGot    []relGot         // the general build's scratch: what rel's hosts got back, same index
 	relMilli  []gpuMilli       // rel's milli per GPU, same index, written by the general build only (newRel)
-	relSum    [][2]int64       // prefix sums of rel's gains
+	relSum    []int64          // prefix sums of rel's gains in whole GPUs
+	relSumM   []int64          // prefix sums of rel's gains in milli, or empty when none gained any (wholeEntries)
 	relOrder  []int64          // released hosts: bitmap words with per-word counts, or empty (release_index.go)
 	relIdx    []int32          // per host: index into rel while building it
 	relAcc    []uint64         // per host: the GPUs its pods gave back, while building rel (buildWhole)
