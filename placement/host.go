@@ -41,14 +41,13 @@ func (v *Solver) ovFor(h topology.HostID) (*hostOv, *gpuMilli) {
 	if o := v.ovAt(h); o >= 0 {
 		return &v.ov[o], &v.ovMilli[o]
 	}
-	v.ov = append(v.ov, hostOv{h: h, mask: v.baseMask(h), cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h), others: v.s.HostHasPods(h)})
 	n := len(v.ov)
-	if len(v.ovMilli) < n { // never shorter than ov: one slot short
+	v.ov = append(v.ov, hostOv{h: h, mask: v.baseMask(h), cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h), others: v.s.HostHasPods(h)})
+	if len(v.ovMilli) == n { // never shorter than ov
 		v.ovMilli = append(v.ovMilli, gpuMilli{})
-	} else {
-		v.ovMilli[n-1] = gpuMilli{}
 	}
-	o, ms := &v.ov[n-1], &v.ovMilli[n-1]
+	o, ms := &v.ov[n], &v.ovMilli[n]
+	*ms = gpuMilli{}
 	lo, _ := v.t.HostGPUs(h)
 	for u := v.shareMask(h); u != 0; u &= u - 1 {
 		i := bits.TrailingZeros64(u)
@@ -59,7 +58,7 @@ func (v *Solver) ovFor(h topology.HostID) (*hostOv, *gpuMilli) {
 			ms[i] = 0
 		}
 	}
-	v.ovIdx[h], v.ovStamp[h] = int32(n-1), v.epoch
+	v.ovIdx[h], v.ovStamp[h] = int32(n), v.epoch
 	return o, ms
 }
 
