@@ -128,7 +128,8 @@ type Planner struct {
 	tdAcc    []tdHost
 	tdEp     uint32
 	tdSeen   uint32
-	tdNom    bool // the State has nominations (none the request may take)
+	tdNom    bool    // the State has nominations (none the request may take)
+	tdGain   []int16 // per pod of podBuf evicted alone on its host: what it gains (tdSole), else -1
 	tdIn     []bool
 	tdJobs   []tdJob
 	tdStarts []int32

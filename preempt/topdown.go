@@ -233,7 +233,7 @@ func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 		p.tdEp = 1
 	}
 	limit = min(limit, len(p.order))
-	p.podBuf, p.candLinks = p.podBuf[:0], p.candLinks[:0]
+	p.podBuf, p.candLinks, p.tdGain = p.podBuf[:0], p.candLinks[:0], p.tdGain[:0]
 	p.tdStarts = append(p.tdStarts[:0], 0)
 	p.tdFetch(0, limit)
 	gain := int64(0)
@@ -257,6 +257,7 @@ func (p *Planner) tdAdd(n int) int64 {
 	lo, hi := p.tdPods(n)
 	for e := lo; e < hi; e++ { // a host of several pods is recomputed after each
 		if sole, ok := p.tdSole(&p.podBuf[e]); ok {
+			p.tdGain[e] = int16(sole)
 			gain += sole
 			continue
 		}
@@ -296,7 +297,7 @@ func (p *Planner) tdPrune(n int, gain, lack int64) int64 {
 func (p *Planner) tdRecompute(i int) {
 	lo, hi := p.tdPods(i)
 	for e := lo; e < hi; e++ {
-		if _, ok := p.tdSole(&p.podBuf[e]); ok {
+		if p.tdGain[e] >= 0 { // alone on its host: no record
 			continue
 		}
 		h := p.podBuf[e].Host
@@ -307,7 +308,7 @@ func (p *Planner) tdRecompute(i int) {
 
 // tdFetch reads the pods of candidates [from, to) in order into podBuf,
 // noting where the i-th one's start (tdStarts[i]; tdStarts[to] is the end),
-// with their links (candLinks) unchained. The State reads all their job
+// with their links (candLinks) unchained and no gain alone (tdGain -1). The State reads all their job
 // records, then all their pods (AppendJobsPods), which keeps many reads of
 // scattered records in flight.
 func (p *Planner) tdFetch(from, to int) {
@@ -323,6 +324,7 @@ func (p *Planner) tdFetch(from, to int) {
 	for i, c := range p.order[from:to] {
 		for range starts[from+i+1] - starts[from+i] {
 			p.candLinks = append(p.candLinks, podLink{next: -1, k: c})
+			p.tdGain = append(p.tdGain, -1)
 		}
 	}
 }
@@ -459,8 +461,8 @@ func (p *Planner) tdLoss(i int, c int32) int64 {
 	}
 	lo, hi := p.tdPods(i)
 	for e := lo; e < hi; e++ {
-		if sole, ok := p.tdSole(&p.podBuf[e]); ok {
-			loss += sole
+		if sole := p.tdGain[e]; sole >= 0 {
+			loss += int64(sole)
 			continue
 		}
 		h := p.podBuf[e].Host
