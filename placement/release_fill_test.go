@@ -31,15 +31,8 @@ func TestLoadedReleaseSameAnswer(t *testing.T) {
 			continue
 		}
 		for _, g := range [][]topology.JobID{gone, gone} { // the second call finds the overlays in place
-			okF, whyF, errF := fast.PlaceWithout(s, r, 0, g, &pf)
-			okS, whyS, errS := slow.PlaceWithout(s, r, 0, g, &ps)
-			require.Equal(t, errS, errF, "instance %d (seed %d)", i, seed)
-			require.Equal(t, okS, okF, "instance %d (seed %d): %+v", i, seed, r)
-			require.Equal(t, whyS, whyF, "instance %d (seed %d): %+v", i, seed, r)
-			if okS {
+			if requireSameWithout(t, &fast, &slow, s, r, 0, g, &pf, &ps, fmt.Sprintf("instance %d (seed %d)", i, seed)) {
 				fits++
-				require.Equal(t, ps.Pods, pf.Pods, "instance %d (seed %d): %+v", i, seed, r)
-				require.Equal(t, ps.Domain, pf.Domain, "instance %d (seed %d)", i, seed)
 			}
 		}
 	}

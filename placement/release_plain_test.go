@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -35,19 +36,31 @@ func TestPlainSameAnswer(t *testing.T) {
 			scope = topology.DomainID(rng.IntN(s.Tree().NumDomains()))
 		}
 		for _, g := range [][]topology.JobID{gone, gone, nil} { // the same jobs twice: installRel finds the overlays in place
-			okF, whyF, errF := fast.PlaceWithout(s, r, scope, g, &pf)
-			okS, whyS, errS := slow.PlaceWithout(s, r, scope, g, &ps)
-			require.Equal(t, errS, errF, "instance %d (seed %d)", i, seed)
-			require.Equal(t, okS, okF, "instance %d (seed %d): %+v", i, seed, r)
-			require.Equal(t, whyS, whyF, "instance %d (seed %d): %+v", i, seed, r)
-			if okS {
+			if requireSameWithout(t, &fast, &slow, s, r, scope, g, &pf, &ps, fmt.Sprintf("instance %d (seed %d)", i, seed)) {
 				fits++
-				require.Equal(t, ps.Pods, pf.Pods, "instance %d (seed %d): %+v gone %v", i, seed, r, g)
-				require.Equal(t, ps.Domain, pf.Domain, "instance %d (seed %d)", i, seed)
 			}
 		}
 	}
 	t.Logf("%d instances, %d fits compared", n, fits)
+}
+
+// requireSameWithout places r in scope as if the jobs gone were gone with
+// both Solvers (into pf and ps) and requires the same answer — error, fit,
+// reason, every pod, the domain; what names the instance. It reports
+// whether r fits.
+func requireSameWithout(t *testing.T, fast, slow *Solver, s *topology.State, r *Request, scope topology.DomainID,
+	gone []topology.JobID, pf, ps *Plan, what string) bool {
+	t.Helper()
+	okF, whyF, errF := fast.PlaceWithout(s, r, scope, gone, pf)
+	okS, whyS, errS := slow.PlaceWithout(s, r, scope, gone, ps)
+	require.Equal(t, errS, errF, what)
+	require.Equal(t, okS, okF, "%s: %+v", what, r)
+	require.Equal(t, whyS, whyF, "%s: %+v", what, r)
+	if okS {
+		require.Equal(t, ps.Pods, pf.Pods, "%s: %+v gone %v", what, r, gone)
+		require.Equal(t, ps.Domain, pf.Domain, what)
+	}
+	return okS
 }
 
 // genPlainState draws a loaded cluster of blocks and racks (host counts at

@@ -1,6 +1,7 @@
 package preempt_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -149,14 +150,21 @@ func TestOracle(t *testing.T) {
 		}
 		require.False(t, res.Cost.Less(res.Bound), "bound above the cost")
 		checkResult(t, s, r, &res, i)
-		for k := range res.Victims { // irreducible
-			rest := slices.Delete(slices.Clone(res.Victims), k, k+1)
-			require.False(t, o.fitsWithout(rest), "instance %d: victim %d is not needed", i, res.Victims[k])
-		}
+		requireIrreducible(t, o, res.Victims, fmt.Sprintf("instance %d", i))
 	}
 	t.Logf("seed %d: %d instances checked, %d fit (%d with victims, %d exact, %d by the top-down answer); optimum matched on all",
 		seed, checked, fits, withVictims, exact, preempt.TopDowns(&p))
 	t.Logf("answers by number of victims: %v", byCount)
+}
+
+// requireIrreducible fails unless the request fits nowhere without any one
+// of victims (o.fitsWithout); what names the instance in the message.
+func requireIrreducible(t *testing.T, o *oracle, victims []topology.JobID, what string) {
+	t.Helper()
+	for k := range victims {
+		rest := slices.Delete(slices.Clone(victims), k, k+1)
+		require.False(t, o.fitsWithout(rest), "%s: victim %d is not needed", what, victims[k])
+	}
 }
 
 // checkResult checks an answer against the State: victims are sorted
@@ -245,10 +253,7 @@ func TestOracleGangs(t *testing.T) {
 		fits++
 		require.Equal(t, costOf(s, res.Victims), res.Cost)
 		checkResult(t, s, r, &res, i)
-		for k := range res.Victims {
-			rest := slices.Delete(slices.Clone(res.Victims), k, k+1)
-			require.False(t, o.fitsWithout(rest), "instance %d: victim %d is not needed", i, res.Victims[k])
-		}
+		requireIrreducible(t, o, res.Victims, fmt.Sprintf("instance %d", i))
 		if want, feasible := o.optimum(); feasible && want == res.Cost {
 			optimal++
 		}
@@ -297,10 +302,7 @@ func TestOracleBounded(t *testing.T) {
 				inexact++
 			}
 			checkResult(t, s, r, &res, i)
-			for k := range res.Victims {
-				rest := slices.Delete(slices.Clone(res.Victims), k, k+1)
-				require.False(t, o.fitsWithout(rest), "config %d, instance %d: victim %d is not needed", ci, i, res.Victims[k])
-			}
+			requireIrreducible(t, o, res.Victims, fmt.Sprintf("config %d, instance %d", ci, i))
 		}
 		t.Logf("config %+v: %d fit, %d not proven optimal", cfg, fits, inexact)
 	}
