@@ -1,0 +1,97 @@
+package preempt
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// The top-down construction's candidates (topdown.go): found in one scan of
+// the State's compact job view and put in the order they are evicted in.
+
+// tdCollect finds q, the least priority of a preemptible job at or above
+// low (the bound's priority) and below the request's — no victim set of
+// lower priority fits — and lists in p.tdJobs the preemptible jobs of
+// priority ≤ q of size ≥ minSize, in id order, and writes to p.order their
+// indices in the construction's order (tdSort). False if there is no such q
+// below the end of low's priority bucket.
+func (p *Planner) tdCollect(low int32, minSize int64) (int32, bool) {
+	end := min(p.r.Priority, lowPrio(bucketOf(low)+1))
+	sizes, prios := p.s.JobSizes(), p.prios
+	jobs := resize(p.tdJobs, len(prios)+1) // room for one write past the last kept
+	n, q := 0, end
+	// Without branches on the jobs' values, which follow no pattern: each
+	// job is written, and kept by advancing n or not.
+	for w, x := range p.preW {
+		for ; x != 0; x &= x - 1 {
+			j := w<<6 | bits.TrailingZeros64(x)
+			prio, size := prios[j], sizes[j]
+			atLow := end
+			if prio >= low {
+				atLow = prio
+			}
+			q = min(q, atLow)
+			jobs[n] = tdJob{id: topology.JobID(j), prio: prio, size: size}
+			n += b2i(prio < end) & b2i(int64(size) >= minSize)
+		}
+	}
+	if q == end {
+		return 0, false
+	}
+	kept := jobs[:0]
+	for _, jb := range jobs[:n] {
+		if jb.prio <= q {
+			jb.milli = p.milli(jb.id)
+			kept = append(kept, jb)
+		}
+	}
+	p.tdJobs = kept
+	p.tdSort()
+	p.tdIn = resize(p.tdIn, len(kept))
+	clear(p.tdIn)
+	return q, true
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// tdSort writes to p.order the indices of p.tdJobs (in id order) by size
+// descending, then milli ascending, then id: a stable radix sort of one
+// packed key, or a stable comparison sort if the key does not fit 64 bits.
+func (p *Planner) tdSort() {
+	jobs := p.tdJobs
+	maxS, maxM := int64(0), int64(0)
+	for i := range jobs {
+		maxS, maxM = max(maxS, int64(jobs[i].size)), max(maxM, jobs[i].milli)
+	}
+	bs, bm := bits.Len64(uint64(maxS)), bits.Len64(uint64(maxM))
+	order := resize(p.order, len(jobs))
+	p.order = order
+	if bs+bm > 64 {
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortStableFunc(order, func(a, b int32) int {
+			if c := cmp3(int64(jobs[b].size), int64(jobs[a].size)); c != 0 {
+				return c
+			}
+			return cmp3(jobs[a].milli, jobs[b].milli)
+		})
+		return
+	}
+	rk := resize(p.radixA, len(jobs))
+	for i := range jobs {
+		rk[i] = radixKey{k: uint64(maxS-int64(jobs[i].size))<<uint(bm) | uint64(jobs[i].milli), c: int32(i)}
+	}
+	sorted, other := radixSort(rk, p.radixB, bs+bm)
+	for i := range sorted {
+		order[i] = sorted[i].c
+	}
+	p.radixA, p.radixB = sorted, other
+}
