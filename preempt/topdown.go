@@ -64,6 +64,9 @@ func (p *Planner) topDown() bool {
 		return false
 	}
 	lack := set.pods - int64(s.PodCapacity(0, int(set.gpus)))
+	if lack <= 0 {
+		return false // it fits as the cluster is: not a question for victims
+	}
 	n, gain, fits := p.tdEvict(k, lack)
 	if !fits {
 		return false
