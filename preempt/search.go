@@ -204,9 +204,7 @@ func (p *Planner) offer(m *model, dom topology.DomainID, host topology.HostID, c
 	if p.found && !c.Less(p.best) {
 		return
 	}
-	p.found, p.best, p.bestDom, p.bestHost, p.bestModel = true, c, dom, host, m == &p.m
-	p.irreducible = false
-	p.lastJob = -1 // hostMayBeat's verdicts were against the old best
+	p.takeBest(c, dom, host, m == &p.m)
 	p.bestV = p.bestV[:0]
 	for i := range m.cands {
 		if m.in[i] {
@@ -222,12 +220,18 @@ func (p *Planner) offerSet(v []topology.JobID, c Cost) bool {
 	if p.found && !c.Less(p.best) {
 		return false
 	}
-	p.found, p.best, p.bestDom, p.bestHost, p.bestModel = true, c, 0, -1, false
-	p.irreducible = false
-	p.lastJob = -1
+	p.takeBest(c, 0, -1, false)
 	p.bestV = append(p.bestV[:0], v...)
 	slices.Sort(p.bestV)
 	return true
+}
+
+// takeBest makes cost c, found in scope (dom, host), the best answer (the
+// caller writes its victims); modelled: p.m still models that scope.
+func (p *Planner) takeBest(c Cost, dom topology.DomainID, host topology.HostID, modelled bool) {
+	p.found, p.best, p.bestDom, p.bestHost, p.bestModel = true, c, dom, host, modelled
+	p.irreducible = false // until its proof says otherwise
+	p.lastJob = -1        // hostMayBeat's verdicts were against the old best
 }
 
 // hostMayBeat screens host h before its model is built: every victim set

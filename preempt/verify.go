@@ -22,7 +22,8 @@ type leafScope struct {
 	host topology.HostID
 }
 
-// verify drops victims the request does not need until none is left.
+// verify drops victims the request does not need until none is left
+// (nothing to do for an answer already proven irreducible: p.irreducible).
 func (p *Planner) verify() {
 	for len(p.bestV) >= 2 && !p.irreducible {
 		v, at, ok := p.reducible()
