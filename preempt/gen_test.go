@@ -105,15 +105,25 @@ func genLoad(rng *rand.Rand, s *topology.State, maxJobs int) []topology.JobID {
 		}
 		_ = s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(topology.JobID(j), info, pods...)}})
 	}
+	nominees := genNominations(rng, s, false)
+	genFaults(rng, s, 16)
+	return nominees
+}
+
+// genNominations nominates 0–2 random GPU sets of one host each (one GPU
+// each with oneGPU) for jobs nomineeBase, nomineeBase+1 (random priorities
+// and ready times) and returns the nominees whose nomination applied.
+func genNominations(rng *rand.Rand, s *topology.State, oneGPU bool) []topology.JobID {
+	t := s.Tree()
 	var nominees []topology.JobID
 	for k := range rng.IntN(3) {
-		h := topology.HostID(rng.IntN(H))
+		h := topology.HostID(rng.IntN(t.NumHosts()))
 		lo, hi := t.HostGPUs(h)
 		if lo == hi {
 			continue
 		}
 		var gpus []topology.GPUID
-		for g := lo; g < hi; g++ {
+		for g := lo; g < hi && !oneGPU; g++ {
 			if rng.IntN(3) == 0 {
 				gpus = append(gpus, g)
 			}
@@ -127,22 +137,28 @@ func genLoad(rng *rand.Rand, s *topology.State, maxJobs int) []topology.JobID {
 			nominees = append(nominees, id)
 		}
 	}
+	return nominees
+}
+
+// genFaults fails a random GPU one time in three, and drains or fails each
+// host one time in oneIn (each); refused operations are skipped.
+func genFaults(rng *rand.Rand, s *topology.State, oneIn int) {
+	t := s.Tree()
 	var ops []topology.Op
 	if G := t.NumGPUs(); G > 0 && rng.IntN(3) == 0 {
 		ops = append(ops, topology.SetGPUHealth(topology.GPUID(rng.IntN(G)), topology.Failed))
 	}
-	for h := range H {
-		switch rng.IntN(16) {
+	for h := range topology.HostID(t.NumHosts()) {
+		switch rng.IntN(oneIn) {
 		case 0:
-			ops = append(ops, topology.SetHostHealth(topology.HostID(h), topology.Draining))
+			ops = append(ops, topology.SetHostHealth(h, topology.Draining))
 		case 1:
-			ops = append(ops, topology.SetHostHealth(topology.HostID(h), topology.Failed))
+			ops = append(ops, topology.SetHostHealth(h, topology.Failed))
 		}
 	}
 	for _, op := range ops {
 		_ = s.Apply(topology.Delta{Ops: []topology.Op{op}})
 	}
-	return nominees
 }
 
 func randomBit(rng *rand.Rand, m uint64) uint {

@@ -87,31 +87,8 @@ func genTiled(rng *rand.Rand, s *topology.State, packed bool) {
 	if packed {
 		return
 	}
-	for k := range rng.IntN(3) { // nominations for other jobs, on GPUs free or not
-		h := topology.HostID(rng.IntN(int(H)))
-		lo, hi := t.HostGPUs(h)
-		if lo == hi {
-			continue
-		}
-		n := topology.Nomination{Job: topology.JobID(nomineeBase + k), Priority: int32(rng.IntN(12)),
-			Ready: int64(rng.IntN(100)), Expiry: 1000, GPUs: []topology.GPUID{lo + topology.GPUID(rng.IntN(int(hi-lo)))}}
-		_ = s.Apply(topology.Delta{Ops: []topology.Op{topology.Nominate(n)}})
-	}
-	var ops []topology.Op
-	if G := t.NumGPUs(); G > 0 && rng.IntN(3) == 0 {
-		ops = append(ops, topology.SetGPUHealth(topology.GPUID(rng.IntN(G)), topology.Failed))
-	}
-	for h := range H {
-		switch rng.IntN(24) {
-		case 0:
-			ops = append(ops, topology.SetHostHealth(h, topology.Draining))
-		case 1:
-			ops = append(ops, topology.SetHostHealth(h, topology.Failed))
-		}
-	}
-	for _, op := range ops {
-		_ = s.Apply(topology.Delta{Ops: []topology.Op{op}})
-	}
+	genNominations(rng, s, true) // for other jobs, on GPUs free or not
+	genFaults(rng, s, 24)
 }
 
 // genUniform builds up to maxHosts hosts of one size (4 or 8 GPUs) in racks
