@@ -20,6 +20,9 @@ func (s *State) Check() error {
 	if err := s.checkPreSize(); err != nil {
 		return err
 	}
+	if err := s.checkPreIndex(); err != nil {
+		return err
+	}
 	if err := s.checkEnds(); err != nil {
 		return err
 	}

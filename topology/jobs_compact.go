@@ -29,6 +29,7 @@ type jobView struct {
 	movHist     [movBuckets]int32 // movable preemptible jobs by GPUs touched (movable.go)
 	endJobs     int32             // live jobs with an expected end (ends.go)
 	preSizeHist                   // preemptible jobs by priority and size (presize.go)
+	preIndex                      // preemptible jobs by size class, their priorities (preindex.go)
 }
 
 // JobPriorities returns, indexed by job id, the priority of each live job (0
@@ -73,6 +74,7 @@ func (s *State) growJobView() {
 	s.jobSizes = append(s.jobSizes, make([]int32, n-len(s.jobSizes))...)
 	if w := (n + 63) / 64; len(s.jobPre) < w {
 		s.jobPre = append(s.jobPre, make([]uint64, w-len(s.jobPre))...)
+		s.growPreIndex(w)
 	}
 }
 
@@ -84,6 +86,7 @@ func (s *State) reserveJobView(jobs int) {
 	s.jobMilli = slices.Grow(s.jobMilli, n)
 	s.jobSizes = slices.Grow(s.jobSizes, n)
 	s.jobPre = slices.Grow(s.jobPre, (n+63)/64+1)
+	s.reservePreIndex((n+63)/64 + 1)
 }
 
 // setJobView writes job id's entry from its record (zero when absent),
@@ -91,6 +94,10 @@ func (s *State) reserveJobView(jobs int) {
 // summed.
 func (s *State) setJobView(id JobID) {
 	r := &s.jobs[id]
+	w, bit := &s.jobPre[id>>6], uint64(1)<<(uint(id)&63)
+	if *w&bit != 0 { // out of the index under its old size
+		s.indexPre(id, int64(s.jobSizes[id]), false)
+	}
 	prio, n, milli, size, pre := int32(0), int32(0), int64(0), int64(0), false
 	if r.live {
 		prio, n, pre = r.info.Priority, r.n, r.info.Preemptible
@@ -100,7 +107,9 @@ func (s *State) setJobView(id JobID) {
 	s.w32(&s.jobPods[id], n)
 	s.w64(&s.jobMilli[id], uint64(milli))
 	s.w32(&s.jobSizes[id], int32(size))
-	w, bit := &s.jobPre[id>>6], uint64(1)<<(uint(id)&63)
+	if pre {
+		s.indexPre(id, size, true)
+	}
 	if nw := *w&^bit | b2u(pre)*bit; nw != *w {
 		s.w64(w, nw)
 	}
@@ -117,7 +126,7 @@ func b2u(b bool) uint64 {
 func (v *jobView) clone() jobView {
 	return jobView{jobPrio: cloneRoom(v.jobPrio), jobPods: cloneRoom(v.jobPods),
 		jobMilli: cloneRoom(v.jobMilli), jobSizes: cloneRoom(v.jobSizes), jobPre: cloneRoom(v.jobPre),
-		movHist: v.movHist, endJobs: v.endJobs, preSizeHist: v.preSizeHist}
+		movHist: v.movHist, endJobs: v.endJobs, preSizeHist: v.preSizeHist, preIndex: v.clonePreIndex()}
 }
 
 // cloneRoom copies s with its capacity.
@@ -125,7 +134,8 @@ func cloneRoom[T any](s []T) []T { return append(make([]T, 0, cap(s)), s...) }
 
 // bytes is the view's share of MemoryBytes.
 func (v *jobView) bytes() int {
-	return bytesOf(v.jobPrio) + bytesOf(v.jobPods) + bytesOf(v.jobMilli) + bytesOf(v.jobSizes) + bytesOf(v.jobPre)
+	return bytesOf(v.jobPrio) + bytesOf(v.jobPods) + bytesOf(v.jobMilli) + bytesOf(v.jobSizes) + bytesOf(v.jobPre) +
+		v.preIndexBytes()
 }
 
 // checkJobView compares the view with the job table.

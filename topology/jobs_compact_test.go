@@ -41,7 +41,10 @@ func oracleCompareJobView(s *State, m *oracleModel) error {
 			return fmt.Errorf("job view of %d = %+v, oracle %+v", id, got, want)
 		}
 	}
-	return oracleCompareCover(s, m)
+	if err := oracleCompareCover(s, m); err != nil {
+		return err
+	}
+	return oracleComparePreIndex(s, m)
 }
 
 // oracleJobSize is a job's size: its pods' GPUs, or for an exclusive job its

@@ -57,6 +57,7 @@ func (s *State) countPreSize(id JobID, delta int32) {
 	if !r.info.Preemptible {
 		return
 	}
+	s.countPrio(r.info.Priority, delta)
 	size := int64(s.jobSizes[id])
 	b := movBucket(size)
 	i := prioBucket(r.info.Priority)*movBuckets + b
