@@ -3,6 +3,7 @@ package placement
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/blinksched/blink/internal/testkit"
@@ -46,8 +47,9 @@ func TestPlainSameAnswer(t *testing.T) {
 
 // requireSameWithout places r in scope as if the jobs gone were gone with
 // both Solvers (into pf and ps) and requires the same answer — error, fit,
-// reason, every pod, the domain; what names the instance. It reports
-// whether r fits.
+// reason, every pod, the domain; what names the instance. So does fast
+// given the jobs' pods (PlaceWithoutPods, the jobs in reverse order). It
+// reports whether r fits.
 func requireSameWithout(t *testing.T, fast, slow *Solver, s *topology.State, r *Request, scope topology.DomainID,
 	gone []topology.JobID, pf, ps *Plan, what string) bool {
 	t.Helper()
@@ -59,6 +61,18 @@ func requireSameWithout(t *testing.T, fast, slow *Solver, s *topology.State, r *
 	if okS {
 		require.Equal(t, ps.Pods, pf.Pods, "%s: %+v gone %v", what, r, gone)
 		require.Equal(t, ps.Domain, pf.Domain, what)
+	}
+	rev := slices.Clone(gone)
+	slices.Reverse(rev)
+	pods := s.AppendJobsPods(nil, rev, make([]int32, len(rev)))
+	var pg Plan
+	okG, whyG, errG := fast.PlaceWithoutPods(s, r, scope, gone, pods, &pg)
+	require.Equal(t, errS, errG, what)
+	require.Equal(t, okS, okG, "%s: %+v, given the pods", what, r)
+	require.Equal(t, whyS, whyG, "%s: %+v, given the pods", what, r)
+	if okS {
+		require.Equal(t, ps.Pods, pg.Pods, "%s: %+v gone %v, given the pods", what, r, gone)
+		require.Equal(t, ps.Domain, pg.Domain, what)
 	}
 	return okS
 }

@@ -150,18 +150,52 @@ func (v *Solver) Place(s *topology.State, r *Request, plan *Plan) (bool, Reason,
 // jobs' GPUs, so it applies only once they are removed. Preemption uses it
 // to test victim sets.
 func (v *Solver) PlaceWithout(s *topology.State, r *Request, scope topology.DomainID, gone []topology.JobID, plan *Plan) (bool, Reason, error) {
-	if err := r.Validate(s.Tree()); err != nil {
+	if err := v.checkWithout(s, r, scope, gone); err != nil {
 		return false, Reason{}, err
-	}
-	if scope < 0 || int(scope) >= s.Tree().NumDomains() {
-		return false, Reason{}, fmt.Errorf("%w: scope domain %d out of range", ErrInvalid, scope)
-	}
-	if !slices.IsSorted(gone) {
-		return false, Reason{}, fmt.Errorf("%w: jobs gone are not sorted", ErrInvalid)
 	}
 	v.begin(s, r)
 	v.scope = scope
 	v.release(gone)
+	return v.placeReleased(plan)
+}
+
+// PlaceWithoutPods is PlaceWithout for a caller that has read the pods of
+// the jobs gone already (preemption, choosing them): pods are those pods,
+// as State.AppendJobsPods returns them (the jobs in any order), and
+// PlaceWithout does not read them again. It checks that they are as many as
+// the jobs gone have and that each names a host of the tree, GPUs of that
+// host and a valid fraction; pods that are not the jobs' give a plan that
+// does not apply once they are gone (Apply rejects it whole). pods is only
+// read.
+func (v *Solver) PlaceWithoutPods(s *topology.State, r *Request, scope topology.DomainID, gone []topology.JobID, pods []topology.Pod, plan *Plan) (bool, Reason, error) {
+	if err := v.checkWithout(s, r, scope, gone); err != nil {
+		return false, Reason{}, err
+	}
+	if err := checkGonePods(s, gone, pods); err != nil {
+		return false, Reason{}, err
+	}
+	v.begin(s, r)
+	v.scope = scope
+	v.releasePods(gone, pods)
+	return v.placeReleased(plan)
+}
+
+// checkWithout checks PlaceWithout's arguments.
+func (v *Solver) checkWithout(s *topology.State, r *Request, scope topology.DomainID, gone []topology.JobID) error {
+	if err := r.Validate(s.Tree()); err != nil {
+		return err
+	}
+	if scope < 0 || int(scope) >= s.Tree().NumDomains() {
+		return fmt.Errorf("%w: scope domain %d out of range", ErrInvalid, scope)
+	}
+	if !slices.IsSorted(gone) {
+		return fmt.Errorf("%w: jobs gone are not sorted", ErrInvalid)
+	}
+	return nil
+}
+
+// placeReleased places the request around the overlays release built.
+func (v *Solver) placeReleased(plan *Plan) (bool, Reason, error) {
 	v.reset()
 	if v.placeOne(plan) {
 		return true, Reason{}, nil

@@ -12,7 +12,8 @@ import (
 
 // TestPlaceWithout checks placing as if jobs were gone against the oracle on
 // the State with those jobs removed: same feasibility (single pod sets: the
-// solver is exact there), plans valid there, and the scope honoured.
+// solver is exact there), plans valid there, and the scope honoured; and
+// PlaceWithoutPods, given the jobs' pods, gives the same plans.
 func TestPlaceWithout(t *testing.T) {
 	seed := testSeed(t)
 	n := testSteps(t, 2000)
@@ -47,6 +48,13 @@ func TestPlaceWithout(t *testing.T) {
 		require.NoError(t, err)
 		now, _ := s.MarshalBinary()
 		require.Equal(t, before, now, "PlaceWithout changed the State")
+		var given placement.Plan // the same given the jobs' pods
+		okG, _, err := v.PlaceWithoutPods(s, r, scope, gone, s.AppendJobsPods(nil, gone, make([]int32, len(gone))), &given)
+		require.NoError(t, err, "instance %d (seed %d)", i, seed)
+		require.Equal(t, ok, okG, "instance %d (seed %d), given the pods", i, seed)
+		if ok {
+			require.Equal(t, plan.Pods, given.Pods, "instance %d (seed %d), given the pods", i, seed)
+		}
 		o := newOracle(after, r)
 		want := feasibleInScope(o, tree, r, scope)
 		checked++
@@ -88,4 +96,45 @@ func feasibleInScope(o *oracle, tree *topology.Tree, r *placement.Request, scope
 		}
 	}
 	return false
+}
+
+// TestPlaceWithoutPodsErrors: pods that cannot be the jobs gone's — too
+// few or too many, a host outside the tree, GPUs the host does not have, a
+// fraction of two GPUs or of a whole GPU — are rejected with an error
+// naming what is wrong, and the State is not changed.
+func TestPlaceWithoutPodsErrors(t *testing.T) {
+	tree, err := topology.BuildShape(topology.NVL72(1))
+	require.NoError(t, err)
+	s := topology.NewState(tree)
+	require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{
+		topology.AddJob(1, topology.Job{Priority: 1, Preemptible: true}, topology.Pod{Host: 0, GPUs: 0xF}, topology.Pod{Host: 1, GPUs: 0x3}),
+	}}))
+	r := &placement.Request{Job: 9, Priority: 5, Sets: []placement.PodSet{{Pods: 1, GPUs: 4}}}
+	gone := []topology.JobID{1}
+	pods := s.AppendJobsPods(nil, gone, make([]int32, 1))
+	var v placement.Solver
+	var plan placement.Plan
+	ok, _, err := v.PlaceWithoutPods(s, r, 0, gone, pods, &plan)
+	require.NoError(t, err)
+	require.True(t, ok)
+	before, _ := s.MarshalBinary()
+	for _, c := range []struct {
+		pods []topology.Pod
+		want string
+	}{
+		{pods[:1], "1 pods given for jobs gone that have 2"},
+		{append(slices.Clone(pods), pods[0]), "3 pods given for jobs gone that have 2"},
+		{[]topology.Pod{pods[0], {Host: -1, GPUs: 1}}, "pod 1 of the jobs gone: host -1 out of range"},
+		{[]topology.Pod{pods[0], {Host: topology.HostID(tree.NumHosts()), GPUs: 1}}, "out of range"},
+		{[]topology.Pod{pods[0], {Host: 1, GPUs: 0x10}}, "pod 1 of the jobs gone: GPUs 0x10, milli 0 on host 1 of 4 GPUs"},
+		{[]topology.Pod{pods[0], {Host: 1, Milli: 300}}, "GPUs 0x0, milli 300"},
+		{[]topology.Pod{pods[0], {Host: 1, GPUs: 0x3, Milli: 500}}, "GPUs 0x3, milli 500"},
+		{[]topology.Pod{pods[0], {Host: 1, GPUs: 0x1, Milli: 1000}}, "milli 1000"},
+	} {
+		_, _, err := v.PlaceWithoutPods(s, r, 0, gone, c.pods, &plan)
+		require.ErrorIs(t, err, placement.ErrInvalid)
+		require.ErrorContains(t, err, c.want)
+	}
+	now, _ := s.MarshalBinary()
+	require.Equal(t, before, now)
 }
