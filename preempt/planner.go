@@ -124,15 +124,26 @@ type Planner struct {
 	scanCand  []int32
 	// The top-down construction (topdown.go): per host, stamped with tdEp
 	// (and tdSeen, per loss counted); per collected job, whether it is in V;
-	// the collected jobs; where the pods of each fetched one start in podBuf.
-	tdAcc    []tdHost
-	tdEp     uint32
-	tdSeen   uint32
-	tdNom    bool    // the State has nominations (none the request may take)
-	tdGain   []int16 // per pod of podBuf evicted alone on its host: what it gains (tdSole), else -1
-	tdIn     []bool
-	tdJobs   []tdJob
-	tdStarts []int32
+	// the collected jobs; where the pods of each fetched one are in podBuf
+	// (tdSpan, per collected job); tdFetch's and tdByID's scratch.
+	tdAcc     []tdHost
+	tdEp      uint32
+	tdSeen    uint32
+	tdNom     bool    // the State has nominations (none the request may take)
+	tdGain    []int16 // per pod of podBuf evicted alone on its host: what it gains (tdSole), else -1
+	tdIn      []bool
+	tdJobs    []tdJob
+	tdSpan    [][2]int32
+	tdStarts  []int32
+	tdMarks   []uint64
+	tdWords   []uint64       // the preemptible jobs tdCollect reads (State.PreemptibleSizeWords)
+	tdFetched int            // candidates tdEvict fetched
+	vPods     []topology.Pod // tdVictimPods' copy
+	// The best answer's victims' pods, when the top-down answer read them
+	// (bestPodsOK): the final placement need not read them again.
+	bestPods   []topology.Pod
+	bestPodsOK bool
+	tdFirst    []int32
 	// milliHist counts GPUs by the milli freeing them costs (milliFloor).
 	milliHist []int64
 	// gpuBits is sortGPUs' bitmap of the cluster's GPUs.
@@ -238,7 +249,12 @@ func (p *Planner) Plan(s *topology.State, r *placement.Request, ready, expiry in
 			req = p.hostReq(p.bestHost)
 		}
 		p.tests++
-		ok, _, err := p.solver.PlaceWithout(s, req, scope, p.bestV, &out.Plan)
+		var ok bool
+		if p.bestPodsOK { // the top-down answer read the victims' pods already
+			ok, _, err = p.solver.PlaceWithoutPods(s, req, scope, p.bestV, p.bestPods, &out.Plan)
+		} else {
+			ok, _, err = p.solver.PlaceWithout(s, req, scope, p.bestV, &out.Plan)
+		}
 		if err == nil && ok {
 			break
 		}

@@ -231,6 +231,7 @@ func (p *Planner) offerSet(v []topology.JobID, c Cost) bool {
 func (p *Planner) takeBest(c Cost, dom topology.DomainID, host topology.HostID, modelled bool) {
 	p.found, p.best, p.bestDom, p.bestHost, p.bestModel = true, c, dom, host, modelled
 	p.irreducible = false // until its proof says otherwise
+	p.bestPodsOK = false  // until the top-down answer gives them
 	p.lastJob = -1        // hostMayBeat's verdicts were against the old best
 }
 

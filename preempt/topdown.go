@@ -85,8 +85,26 @@ func (p *Planner) topDown() bool {
 	if proven {
 		p.topDowns++
 		p.topDownsPruned += b2i(pruned)
+		p.bestPods, p.bestPodsOK = p.tdVictimPods(len(v)), true
 	}
 	return proven
+}
+
+// tdVictimPods returns the pods of V (of n victims), read by tdEvict: all
+// of podBuf when V is every candidate it fetched, else V's ones copied out.
+func (p *Planner) tdVictimPods(n int) []topology.Pod {
+	if n == p.tdFetched {
+		return p.podBuf
+	}
+	pods := p.vPods[:0]
+	for c, in := range p.tdIn {
+		if in {
+			lo, hi := p.tdPods(int32(c))
+			pods = append(pods, p.podBuf[lo:hi]...)
+		}
+	}
+	p.vPods = pods
+	return pods
 }
 
 // tdVictims lists V in id order (tdJobs' order), with its cost.

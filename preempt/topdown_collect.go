@@ -7,44 +7,45 @@ import (
 	"github.com/blinksched/blink/topology"
 )
 
-// The top-down construction's candidates (topdown.go): found in one scan of
-// the State's compact job view and put in the order they are evicted in.
+// The top-down construction's candidates (topdown.go): found through the
+// State's preemptible index and put in the order they are evicted in.
 
 // tdCollect finds q, the least priority of a preemptible job at or above
 // low (the bound's priority) and below the request's — no victim set of
 // lower priority fits — and lists in p.tdJobs the preemptible jobs of
 // priority ≤ q of size ≥ minSize, in id order, and writes to p.order their
 // indices in the construction's order (tdSort). False if there is no such q
-// below the end of low's priority bucket.
+// below the end of low's priority bucket. It reads only the jobs of the
+// size classes minSize's reaches (State.PreemptibleSizeWords), not every
+// preemptible job.
 func (p *Planner) tdCollect(low int32, minSize int64) (int32, bool) {
 	end := min(p.r.Priority, lowPrio(bucketOf(low)+1))
+	q, ok := p.s.LeastPreemptiblePriority(low)
+	if !ok || q >= end {
+		return 0, false
+	}
+	words := p.s.PreemptibleSizeWords(p.tdWords, minSize)
+	p.tdWords = words
+	n := 0
+	for _, x := range words {
+		n += bits.OnesCount64(x)
+	}
 	sizes, prios := p.s.JobSizes(), p.prios
-	jobs := resize(p.tdJobs, len(prios)+1) // room for one write past the last kept
-	n, q := 0, end
+	jobs := resize(p.tdJobs, n+1) // room for one write past the last kept
+	n = 0
 	// Without branches on the jobs' values, which follow no pattern: each
 	// job is written, and kept by advancing n or not.
-	for w, x := range p.preW {
+	for w, x := range words {
 		for ; x != 0; x &= x - 1 {
 			j := w<<6 | bits.TrailingZeros64(x)
 			prio, size := prios[j], sizes[j]
-			atLow := end
-			if prio >= low {
-				atLow = prio
-			}
-			q = min(q, atLow)
 			jobs[n] = tdJob{id: topology.JobID(j), prio: prio, size: size}
-			n += b2i(prio < end) & b2i(int64(size) >= minSize)
+			n += b2i(prio <= q) & b2i(int64(size) >= minSize)
 		}
 	}
-	if q == end {
-		return 0, false
-	}
-	kept := jobs[:0]
-	for _, jb := range jobs[:n] {
-		if jb.prio <= q {
-			jb.milli = p.milli(jb.id)
-			kept = append(kept, jb)
-		}
+	kept := jobs[:n]
+	for i := range kept {
+		kept[i].milli = p.milli(kept[i].id)
 	}
 	p.tdJobs = kept
 	p.tdSort()

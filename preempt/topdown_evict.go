@@ -1,6 +1,6 @@
 package preempt
 
-import "slices"
+import "math/bits"
 
 // The top-down construction's evictions (topdown.go): the candidates in
 // order into V until the request fits, their pods read in batches, and the
@@ -8,11 +8,13 @@ import "slices"
 
 // tdEvict evicts the collected candidates into V in order until the request
 // gains the pods it lacks; it returns how many it evicted (V is the first n
-// in order), the pods gained and whether the request then fits. The pods of
-// the first limit candidates (those the bound counts) are read first, the
-// others only if those do not suffice, each time in one tight loop
-// (tdFetch), which keeps many reads of the State's scattered records in
-// flight at once.
+// in order), the pods gained and whether the request then fits. The first
+// limit candidates (those the bound counts: fewer cannot fit) are read and
+// added in id order, which is the order of the State's records, so the
+// reads of their job records, pods and hosts go forward through memory
+// instead of jumping (largest first is no order there); the others, only if
+// those do not suffice, in order, one at a time. Each batch is read in one
+// tight loop (tdFetch), which keeps many reads in flight at once.
 func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 	if len(p.tdAcc) < p.t.NumHosts() {
 		p.tdAcc, p.tdEp = make([]tdHost, p.t.NumHosts()), 0
@@ -22,28 +24,54 @@ func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 		p.tdEp = 1
 	}
 	limit = min(limit, len(p.order))
-	p.podBuf, p.candLinks, p.tdGain = p.podBuf[:0], p.candLinks[:0], p.tdGain[:0]
-	p.tdStarts = append(p.tdStarts[:0], 0)
-	p.tdFetch(0, limit)
+	p.podBuf, p.candLinks, p.tdGain, p.tdFetched = p.podBuf[:0], p.candLinks[:0], p.tdGain[:0], 0
+	p.tdSpan = resize(p.tdSpan, len(p.tdJobs))
+	first := p.tdByID(p.order[:limit])
+	p.tdFetch(first)
 	gain := int64(0)
-	for n, c := range p.order {
-		if n == limit {
-			p.tdFetch(limit, len(p.order))
-		}
+	for _, c := range first {
 		p.tdIn[c] = true
-		gain += p.tdAdd(n)
+		gain += p.tdAdd(c)
+	}
+	if limit > 0 && gain >= lack {
+		return limit, gain, true
+	}
+	rest := p.order[limit:]
+	p.tdFetch(rest)
+	for i, c := range rest {
+		p.tdIn[c] = true
+		gain += p.tdAdd(c)
 		if gain >= lack {
-			return n + 1, gain, true
+			return limit + i + 1, gain, true
 		}
 	}
 	return len(p.order), gain, false
 }
 
-// tdAdd recomputes the hosts of the n-th candidate in order, just put in V,
-// and returns the pods they gain.
-func (p *Planner) tdAdd(n int) int64 {
+// tdByID returns the candidates cands (indices of tdJobs, which is in id
+// order) in ascending order, through a bitmap of tdJobs: O(len(cands) +
+// len(tdJobs)/64).
+func (p *Planner) tdByID(cands []int32) []int32 {
+	marks := resize(p.tdMarks, (len(p.tdJobs)+63)/64)
+	clear(marks)
+	for _, c := range cands {
+		marks[c>>6] |= 1 << uint(c&63)
+	}
+	ids := p.tdFirst[:0]
+	for w, x := range marks {
+		for ; x != 0; x &= x - 1 {
+			ids = append(ids, int32(w<<6|bits.TrailingZeros64(x)))
+		}
+	}
+	p.tdMarks, p.tdFirst = marks, ids
+	return ids
+}
+
+// tdAdd recomputes the hosts of candidate c, just put in V, and returns
+// the pods they gain.
+func (p *Planner) tdAdd(c int32) int64 {
 	g, gain := p.sets[0].gpus, int64(0)
-	lo, hi := p.tdPods(n)
+	lo, hi := p.tdPods(c)
 	for e := lo; e < hi; e++ { // a host of several pods is recomputed after each
 		if sole, ok := p.tdSole(&p.podBuf[e]); ok {
 			p.tdGain[e] = int16(sole)
@@ -71,9 +99,9 @@ func (p *Planner) tdPrune(n int, gain, lack int64) int64 {
 	for i := n - 1; i >= 0; i-- {
 		c := p.order[i]
 		p.tdIn[c] = false
-		if loss := p.tdLoss(i, c); gain-loss >= lack {
+		if loss := p.tdLoss(c); gain-loss >= lack {
 			gain -= loss
-			p.tdRecompute(i)
+			p.tdRecompute(c)
 			continue
 		}
 		p.tdIn[c] = true
@@ -81,10 +109,10 @@ func (p *Planner) tdPrune(n int, gain, lack int64) int64 {
 	return gain
 }
 
-// tdRecompute stores the capacities of the hosts of the i-th candidate in
-// order, just taken out of V, that have records.
-func (p *Planner) tdRecompute(i int) {
-	lo, hi := p.tdPods(i)
+// tdRecompute stores the capacities of the hosts of candidate c, just taken
+// out of V, that have records.
+func (p *Planner) tdRecompute(c int32) {
+	lo, hi := p.tdPods(c)
 	for e := lo; e < hi; e++ {
 		if p.tdGain[e] >= 0 { // alone on its host: no record
 			continue
@@ -95,29 +123,31 @@ func (p *Planner) tdRecompute(i int) {
 	}
 }
 
-// tdFetch reads the pods of candidates [from, to) in order into podBuf,
-// noting where the i-th one's start (tdStarts[i]; tdStarts[to] is the end),
-// with their links (candLinks) unchained and no gain alone (tdGain -1). The State reads all their job
-// records, then all their pods (AppendJobsPods), which keeps many reads of
-// scattered records in flight.
-func (p *Planner) tdFetch(from, to int) {
+// tdFetch appends the pods of candidates cands, in that order, to podBuf,
+// noting each one's range (tdSpan), with their links (candLinks) unchained
+// and no gain alone (tdGain -1). The State reads all their job records,
+// then all their pods (AppendJobsPods), which keeps many reads of scattered
+// records in flight.
+func (p *Planner) tdFetch(cands []int32) {
 	ids := p.idBuf[:0]
-	for _, c := range p.order[from:to] {
+	for _, c := range cands {
 		ids = append(ids, p.tdJobs[c].id)
 	}
 	p.idBuf = ids
-	starts := slices.Grow(p.tdStarts[:from], to+1-from)[:to+1]
+	starts := resize(p.tdStarts, len(cands)+1)
 	p.tdStarts = starts
-	p.podBuf = p.s.AppendJobsPods(p.podBuf, ids, starts[from:to])
-	starts[to] = int32(len(p.podBuf))
-	for i, c := range p.order[from:to] {
-		for range starts[from+i+1] - starts[from+i] {
+	p.podBuf = p.s.AppendJobsPods(p.podBuf, ids, starts[:len(cands)])
+	p.tdFetched += len(cands)
+	starts[len(cands)] = int32(len(p.podBuf))
+	for i, c := range cands {
+		p.tdSpan[c] = [2]int32{starts[i], starts[i+1]}
+		for range starts[i+1] - starts[i] {
 			p.candLinks = append(p.candLinks, podLink{next: -1, k: c})
 			p.tdGain = append(p.tdGain, -1)
 		}
 	}
 }
 
-// tdPods is the range of podBuf holding the pods of the i-th candidate in
-// order (one of those fetched).
-func (p *Planner) tdPods(i int) (lo, hi int32) { return p.tdStarts[i], p.tdStarts[i+1] }
+// tdPods is the range of podBuf holding the pods of candidate c (one of
+// those fetched).
+func (p *Planner) tdPods(c int32) (lo, hi int32) { return p.tdSpan[c][0], p.tdSpan[c][1] }

@@ -120,12 +120,12 @@ func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 // the first n in order; V's capacities gain pods, lack needed) the request
 // would lack pods again.
 func (p *Planner) tdIrreducible(n int, gain, lack int64) bool {
-	for i, c := range p.order[:n] {
+	for _, c := range p.order[:n] {
 		if !p.tdIn[c] {
 			continue
 		}
 		p.tdIn[c] = false
-		loss := p.tdLoss(i, c)
+		loss := p.tdLoss(c)
 		p.tdIn[c] = true
 		if gain-loss >= lack {
 			return false
@@ -134,11 +134,11 @@ func (p *Planner) tdIrreducible(n int, gain, lack int64) bool {
 	return true
 }
 
-// tdLoss is what the request loses on the hosts of c, the i-th candidate in
-// order, just taken out of V (their records keep the capacities with c in
+// tdLoss is what the request loses on the hosts of candidate c, just taken
+// out of V (their records keep the capacities with c in
 // V). A host where no other pod of V is goes back to what the State's
 // histograms count for it.
-func (p *Planner) tdLoss(i int, c int32) int64 {
+func (p *Planner) tdLoss(c int32) int64 {
 	g, loss := p.sets[0].gpus, int64(0)
 	if p.tdSeen++; p.tdSeen == 0 { // wrapped: clear the stamps
 		for h := range p.tdAcc {
@@ -146,7 +146,7 @@ func (p *Planner) tdLoss(i int, c int32) int64 {
 		}
 		p.tdSeen = 1
 	}
-	lo, hi := p.tdPods(i)
+	lo, hi := p.tdPods(c)
 	for e := lo; e < hi; e++ {
 		if sole := p.tdGain[e]; sole >= 0 {
 			loss += int64(sole)
