@@ -27,20 +27,5 @@ func (v *Solver) Prepare(t *topology.Tree) {
 		m := t.HostModel(h)
 		v.maxByModel[m] = max(v.maxByModel[m], t.HostGPUCount(h))
 	}
-	v.uniGPUs = uniformGPUs(t)
-}
-
-// uniformGPUs is the GPU count every host of tree t has, or 0 when they
-// differ (or t has no host).
-func uniformGPUs(t *topology.Tree) int {
-	if t.NumHosts() == 0 {
-		return 0
-	}
-	k := t.HostGPUCount(0)
-	for h := range topology.HostID(t.NumHosts()) {
-		if t.HostGPUCount(h) != k {
-			return 0
-		}
-	}
-	return k
+	v.uniGPUs = t.UniformHostGPUs()
 }

@@ -44,12 +44,16 @@ func checkGonePods(s *topology.State, gone []topology.JobID, pods []topology.Pod
 		return fmt.Errorf("%w: %d pods given for jobs gone that have %d", ErrInvalid, len(pods), n)
 	}
 	t := s.Tree()
+	uni := t.UniformHostGPUs()
 	for i := range pods {
 		p := &pods[i]
 		if p.Host < 0 || int(p.Host) >= t.NumHosts() {
 			return fmt.Errorf("%w: pod %d of the jobs gone: host %d out of range", ErrInvalid, i, p.Host)
 		}
-		k := t.HostGPUCount(p.Host)
+		k := uni
+		if k == 0 {
+			k = t.HostGPUCount(p.Host)
+		}
 		one := p.GPUs != 0 && p.GPUs&(p.GPUs-1) == 0
 		bad := k < 64 && p.GPUs>>uint(k) != 0 || p.Milli < 0 || p.Milli >= topology.FullGPU
 		if bad || p.Milli > 0 && !one {

@@ -129,8 +129,10 @@ type Planner struct {
 	tdAcc     []tdHost
 	tdEp      uint32
 	tdSeen    uint32
-	tdNom     bool    // the State has nominations (none the request may take)
-	tdGain    []int16 // per pod of podBuf evicted alone on its host: what it gains (tdSole), else -1
+	tdNom     bool      // the State has nominations (none the request may take)
+	tdPlain   bool      // and none, no failed GPU and no unhealthy host
+	tdPer     [65]int32 // per count of GPUs, the request's pods they hold
+	tdGain    []int16   // per pod of podBuf evicted alone on its host: what it gains (tdSole), else -1
 	tdIn      []bool
 	tdJobs    []tdJob
 	tdSpan    [][2]int32

@@ -89,8 +89,12 @@ func (p *Planner) gpusByBitmap(dst []topology.GPUID, pods []topology.Pod, words 
 	b := resize(p.gpuBits, words+1) // one more: a host may straddle the last word
 	p.gpuBits = b
 	clear(b)
+	uni := topology.GPUID(p.t.UniformHostGPUs())
 	for _, pod := range pods {
-		lo, _ := p.t.HostGPUs(pod.Host)
+		lo := uni * topology.GPUID(pod.Host)
+		if uni == 0 {
+			lo, _ = p.t.HostGPUs(pod.Host)
+		}
 		i, off := int(lo)>>6, uint(lo)&63
 		b[i] |= pod.GPUs << off
 		if off > 0 {
@@ -104,6 +108,14 @@ func (p *Planner) gpusByBitmap(dst []topology.GPUID, pods []topology.Pod, words 
 	dst = slices.Grow(dst, n)[:n]
 	k := 0
 	for w, x := range b {
+		if x == ^uint64(0) { // 64 GPUs in a row: no bit to find
+			run, base := dst[k:k+64], topology.GPUID(w<<6)
+			for i := range run {
+				run[i] = base + topology.GPUID(i)
+			}
+			k += 64
+			continue
+		}
 		for ; x != 0; x &= x - 1 {
 			dst[k] = topology.GPUID(w<<6 | bits.TrailingZeros64(x))
 			k++

@@ -77,7 +77,7 @@ func (p *Planner) topDown() bool {
 	}
 	v, cost := p.tdVictims()
 	bound := Cost{Priority: q, Victims: k, Milli: lb.Milli}
-	proven := !bound.Less(cost) && p.tdIrreducible(n, gain, lack)
+	proven := !bound.Less(cost) // k victims, the fewest that can fit: none can go
 	if !p.offerSet(v, cost) {
 		return false
 	}

@@ -23,6 +23,11 @@ func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 		clear(p.tdAcc)
 		p.tdEp = 1
 	}
+	g, s := p.sets[0].gpus, p.s
+	for n := range p.tdPer {
+		p.tdPer[n] = int32(int64(n) / g)
+	}
+	p.tdPlain = s.HealthyGPUs(0) == p.t.NumGPUs() && !p.tdNom
 	limit = min(limit, len(p.order))
 	p.podBuf, p.candLinks, p.tdGain, p.tdFetched = p.podBuf[:0], p.candLinks[:0], p.tdGain[:0], 0
 	p.tdSpan = resize(p.tdSpan, len(p.tdJobs))
@@ -70,7 +75,7 @@ func (p *Planner) tdByID(cands []int32) []int32 {
 // tdAdd recomputes the hosts of candidate c, just put in V, and returns
 // the pods they gain.
 func (p *Planner) tdAdd(c int32) int64 {
-	g, gain := p.sets[0].gpus, int64(0)
+	gain := int64(0)
 	lo, hi := p.tdPods(c)
 	for e := lo; e < hi; e++ { // a host of several pods is recomputed after each
 		if sole, ok := p.tdSole(&p.podBuf[e]); ok {
@@ -81,7 +86,7 @@ func (p *Planner) tdAdd(c int32) int64 {
 		h := p.podBuf[e].Host
 		a := &p.tdAcc[h]
 		if a.ep != p.tdEp {
-			*a = tdHost{ep: p.tdEp, head: -1, cap: int32(int64(p.s.HostFree(h)) / g)}
+			*a = tdHost{ep: p.tdEp, head: -1, cap: p.tdPer[p.s.HostFree(h)]}
 		}
 		p.candLinks[e].next, a.head = a.head, e
 		nw := p.tdCap(h, a)

@@ -33,19 +33,29 @@ func (p *Planner) tdAlone(a *tdHost, c int32) bool {
 // tdSole returns what evicting pod q's job adds to the request on q's host
 // when q is the only pod there (whole GPUs, every other GPU unused): the
 // host's healthy GPUs in pods less what the histograms count for it. No
-// other pod of V can be on that host, so it needs no record (tdHost).
+// other pod of V can be on that host, so it needs no record (tdHost). A pod
+// of every GPU of its host on a cluster with no failure and no nomination
+// (tdPlain) gives them all, and none was free: no read of the State.
 func (p *Planner) tdSole(q *topology.Pod) (int64, bool) {
+	if q.Milli != 0 {
+		return 0, false
+	}
 	s, h := p.s, q.Host
-	n := p.t.HostGPUCount(h)
+	n := p.t.UniformHostGPUs()
+	if n == 0 {
+		n = p.t.HostGPUCount(h)
+	}
 	all := uint64(1)<<uint(n) - 1
 	if n == 64 {
 		all = ^uint64(0)
 	}
-	if q.Milli != 0 || q.GPUs|s.HostUnusedMask(h) != all {
+	if q.GPUs == all && p.tdPlain {
+		return int64(p.tdPer[n]), true
+	}
+	if q.GPUs|s.HostUnusedMask(h) != all {
 		return 0, false
 	}
-	g := p.sets[0].gpus
-	base := int64(s.HostFree(h)) / g
+	base := int64(p.tdPer[s.HostFree(h)])
 	if s.HostHealth(h) != topology.Healthy {
 		return -base, true // base is 0: an unhealthy host has nothing free
 	}
@@ -56,7 +66,7 @@ func (p *Planner) tdSole(q *topology.Pod) (int64, bool) {
 	if p.tdNom {
 		usable &^= s.HostNominatedMask(h)
 	}
-	return int64(bits.OnesCount64(usable))/g - base, true
+	return int64(p.tdPer[bits.OnesCount64(usable)]) - base, true
 }
 
 // tdEvicted reports whether job j is in V: a binary search of the
@@ -99,7 +109,7 @@ func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 		if p.tdNom {
 			usable &^= s.HostNominatedMask(h)
 		}
-		return int32(int64(bits.OnesCount64(usable)) / p.sets[0].gpus)
+		return p.tdPer[bits.OnesCount64(usable)]
 	}
 	all := uint64(1)<<uint(n) - 1
 	if n == 64 {
@@ -113,25 +123,7 @@ func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 	if p.tdNom {
 		share &^= s.HostNominatedMask(h)
 	}
-	return int32(int64(bits.OnesCount64(share&^fixed)) / p.sets[0].gpus)
-}
-
-// tdIrreducible checks that without any one of the candidates in V (among
-// the first n in order; V's capacities gain pods, lack needed) the request
-// would lack pods again.
-func (p *Planner) tdIrreducible(n int, gain, lack int64) bool {
-	for _, c := range p.order[:n] {
-		if !p.tdIn[c] {
-			continue
-		}
-		p.tdIn[c] = false
-		loss := p.tdLoss(c)
-		p.tdIn[c] = true
-		if gain-loss >= lack {
-			return false
-		}
-	}
-	return true
+	return p.tdPer[bits.OnesCount64(share&^fixed)]
 }
 
 // tdLoss is what the request loses on the hosts of candidate c, just taken
@@ -139,7 +131,7 @@ func (p *Planner) tdIrreducible(n int, gain, lack int64) bool {
 // V). A host where no other pod of V is goes back to what the State's
 // histograms count for it.
 func (p *Planner) tdLoss(c int32) int64 {
-	g, loss := p.sets[0].gpus, int64(0)
+	loss := int64(0)
 	if p.tdSeen++; p.tdSeen == 0 { // wrapped: clear the stamps
 		for h := range p.tdAcc {
 			p.tdAcc[h].seen = 0
@@ -159,7 +151,7 @@ func (p *Planner) tdLoss(c int32) int64 {
 		}
 		a.seen = p.tdSeen
 		if p.tdAlone(a, c) {
-			loss += int64(a.cap) - int64(p.s.HostFree(h))/g
+			loss += int64(a.cap) - int64(p.tdPer[p.s.HostFree(h)])
 		} else {
 			loss += int64(a.cap - p.tdCap(h, a))
 		}

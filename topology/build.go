@@ -151,6 +151,9 @@ func (t *Tree) layoutHosts(s *skeleton) error {
 		}
 	}
 	t.hostGPU[H] = int32(total)
+	if H > 0 && int64(H)*int64(t.maxGPUs) == total { // every host has the most
+		t.uniGPUs = t.maxGPUs
+	}
 	t.hostModel, t.hostCPU, t.hostMem, t.hostLabel = s.hostModel, s.hostCPU, s.hostMem, s.hostLabel
 	n := len(t.domParent)
 	for d := range n {

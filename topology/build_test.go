@@ -139,6 +139,7 @@ func TestBuildHostsOrder(t *testing.T) {
 		names = append(names, tr.HostName(HostID(h)))
 	}
 	require.Equal(t, []string{"n1", "n4", "n3", "n2", "n5"}, names)
+	require.Equal(t, 2, tr.UniformHostGPUs())
 	d, ok := tr.DomainByPath([]string{"b0", "r1"})
 	require.True(t, ok)
 	require.Equal(t, DomainID(5), d)
@@ -406,4 +407,25 @@ func TestHostNameRoundTrip(t *testing.T) {
 		require.False(t, ok, "HostByName(%q)", bad)
 	}
 	require.False(t, strings.Contains(tr.HostName(0), "//"))
+}
+
+// TestUniformHostGPUs: the GPU count every host has, or 0 when they differ.
+func TestUniformHostGPUs(t *testing.T) {
+	for _, c := range []struct {
+		gpus []int
+		want int
+	}{{[]int{4}, 4}, {[]int{8, 8, 8}, 8}, {[]int{8, 4, 8}, 0}, {[]int{0, 4}, 0}, {[]int{4, 0}, 0}, {[]int{0, 0}, 0}, {[]int{64, 64}, 64}} {
+		var hosts []HostSpec
+		for i, g := range c.gpus {
+			hosts = append(hosts, HostSpec{Name: fmt.Sprint("n", i), Path: []string{"r0"}, GPUs: g})
+		}
+		tr, err := BuildHosts([]string{"rack"}, hosts)
+		require.NoError(t, err)
+		require.Equal(t, c.want, tr.UniformHostGPUs(), "%v", c.gpus)
+	}
+	for _, sh := range []Shape{NVL72(1), HGX(1)} {
+		tr, err := BuildShape(sh)
+		require.NoError(t, err)
+		require.Equal(t, sh.GPUsPerHost, tr.UniformHostGPUs())
+	}
 }

@@ -35,6 +35,7 @@ type Tree struct {
 	modelIDs  map[string]int32
 	hostNames map[string]HostID // nil when host names are paths (shape builder)
 	maxGPUs   int
+	uniGPUs   int // every host's GPU count when all have the same, else 0
 }
 
 // Levels returns the number of domain levels, the root included: named levels
@@ -72,6 +73,10 @@ func (t *Tree) NumGPUs() int { return int(t.hostGPU[len(t.hostGPU)-1]) }
 
 // MaxHostGPUs is the largest GPU count of any host.
 func (t *Tree) MaxHostGPUs() int { return t.maxGPUs }
+
+// UniformHostGPUs is every host's GPU count when all hosts have the same
+// one, else 0 (hosts of different counts, or no host).
+func (t *Tree) UniformHostGPUs() int { return t.uniGPUs }
 
 // LevelDomains returns the domains of level l (l < HostLevel()) as [lo, hi).
 func (t *Tree) LevelDomains(l Level) (lo, hi DomainID) {
