@@ -87,13 +87,15 @@ func (v *Solver) gatherWhole() bool {
 	return true
 }
 
-// wholeBegin clears the bitmap of released hosts for wholeAdd and decides
+// wholeBegin clears the bitmaps of released hosts for wholeAdd and decides
 // whether it sums CPU and memory (v.relUseRes: a pod set asks for them).
 func (v *Solver) wholeBegin() {
 	words := relWords(v.t)
 	b := slices.Grow(v.relOrder[:0], 2*words)[:2*words]
 	clear(b)
 	v.relOrder = b
+	v.relFull = slices.Grow(v.relFull[:0], words)[:words]
+	clear(v.relFull)
 	n := v.t.NumHosts()
 	if len(v.relAcc) != n {
 		v.relAcc = make([]uint64, n) // once per tree
@@ -106,14 +108,28 @@ func (v *Solver) wholeBegin() {
 // wholeAdd is the pass over pods: it marks their hosts in the bitmap and
 // sums what they give back in relAcc (and relRes). count is the number of
 // hosts marked so far; it returns the new count, or false on a pod of a
-// fraction.
+// fraction. On a tree of uniform hosts a pod of all its host's GPUs is
+// marked in relFull instead of summed (no other pod takes a GPU there), which
+// keeps the pass and wholeEntries off relAcc, a word per host of the tree.
 func (v *Solver) wholeAdd(pods []topology.Pod, count int) (int, bool) {
-	b, acc, res := v.relOrder, v.relAcc, v.relUseRes
+	b, acc, res, full := v.relOrder, v.relAcc, v.relUseRes, v.relFull
+	all, fast := uint64(0), false // fast: pods of all their host's GPUs go to relFull
+	if k := v.uniGPUs; k > 0 && k < 64 && !res {
+		all, fast = 1<<uint(k)-1, true
+	}
 	for _, p := range pods {
 		if p.Milli != 0 {
 			return count, false
 		}
 		w, bit := 2*int(p.Host>>6), int64(1)<<(uint(p.Host)&63)
+		if p.GPUs == all && fast {
+			full[w>>1] |= uint64(bit)
+			if b[w]&bit == 0 {
+				b[w] |= bit
+				count++
+			}
+			continue
+		}
 		first := b[w]&bit == 0
 		if first {
 			b[w] |= bit
@@ -174,7 +190,12 @@ func (v *Solver) wholeEntries(b []int64, acc []uint64) {
 		b[w+1] = int64(n)
 		for x := uint64(b[w]); x != 0; x &= x - 1 {
 			h := topology.HostID(w<<5 | bits.TrailingZeros64(x))
-			whole := acc[h]
+			var whole uint64
+			if v.relFull[w>>1]&(1<<(uint(h)&63)) != 0 {
+				whole = 1<<uint(v.uniGPUs) - 1 // below 64 (wholeAdd)
+			} else {
+				whole = acc[h]
+			}
 			mask := whole
 			k := v.uniGPUs
 			if k == 0 {

@@ -76,6 +76,7 @@ type Solver struct {
 	relOrder  []int64          // released hosts: bitmap words with per-word counts, or empty (release_index.go)
 	relIdx    []int32          // per host: index into rel while building it
 	relAcc    []uint64         // per host: the GPUs its pods gave back, while building rel (buildWhole)
+	relFull   []uint64         // bitmap of hosts a pod gave back whole, their relAcc not written (wholeAdd)
 	relRes    [][2]int32       // per host: the CPU and memory they gave back, when relUseRes
 	relUseRes bool             // buildWhole sums CPU and memory: a pod set asks for them (resSets)
 	gone      []topology.JobID // sorted
