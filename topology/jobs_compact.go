@@ -25,6 +25,7 @@ type jobView struct {
 	jobPods     []int32           // its pod count
 	jobMilli    []uint64          // the milli-GPUs its pods hold
 	jobSizes    []int32           // its size (presize.go)
+	jobPod0     []int32           // 1 + the slot of its first pod, 0 when it has none
 	jobPre      []uint64          // bit j: job j is live and preemptible
 	movHist     [movBuckets]int32 // movable preemptible jobs by GPUs touched (movable.go)
 	endJobs     int32             // live jobs with an expected end (ends.go)
@@ -72,6 +73,7 @@ func (s *State) growJobView() {
 	s.jobPods = append(s.jobPods, make([]int32, n-len(s.jobPods))...)
 	s.jobMilli = append(s.jobMilli, make([]uint64, n-len(s.jobMilli))...)
 	s.jobSizes = append(s.jobSizes, make([]int32, n-len(s.jobSizes))...)
+	s.jobPod0 = append(s.jobPod0, make([]int32, n-len(s.jobPod0))...)
 	if w := (n + 63) / 64; len(s.jobPre) < w {
 		s.jobPre = append(s.jobPre, make([]uint64, w-len(s.jobPre))...)
 		s.growPreIndex(w)
@@ -85,6 +87,7 @@ func (s *State) reserveJobView(jobs int) {
 	s.jobPods = slices.Grow(s.jobPods, n)
 	s.jobMilli = slices.Grow(s.jobMilli, n)
 	s.jobSizes = slices.Grow(s.jobSizes, n)
+	s.jobPod0 = slices.Grow(s.jobPod0, n)
 	s.jobPre = slices.Grow(s.jobPre, (n+63)/64+1)
 	s.reservePreIndex((n+63)/64 + 1)
 }
@@ -107,6 +110,7 @@ func (s *State) setJobView(id JobID) {
 	s.w32(&s.jobPods[id], n)
 	s.w64(&s.jobMilli[id], uint64(milli))
 	s.w32(&s.jobSizes[id], int32(size))
+	s.w32(&s.jobPod0[id], r.first+1) // -1 when absent
 	if pre {
 		s.indexPre(id, size, true)
 	}
@@ -125,7 +129,7 @@ func b2u(b bool) uint64 {
 // clone copies the view, keeping its spare room (see Grow).
 func (v *jobView) clone() jobView {
 	return jobView{jobPrio: cloneRoom(v.jobPrio), jobPods: cloneRoom(v.jobPods),
-		jobMilli: cloneRoom(v.jobMilli), jobSizes: cloneRoom(v.jobSizes), jobPre: cloneRoom(v.jobPre),
+		jobMilli: cloneRoom(v.jobMilli), jobSizes: cloneRoom(v.jobSizes), jobPod0: cloneRoom(v.jobPod0), jobPre: cloneRoom(v.jobPre),
 		movHist: v.movHist, endJobs: v.endJobs, preSizeHist: v.preSizeHist, preIndex: v.clonePreIndex()}
 }
 
@@ -134,13 +138,13 @@ func cloneRoom[T any](s []T) []T { return append(make([]T, 0, cap(s)), s...) }
 
 // bytes is the view's share of MemoryBytes.
 func (v *jobView) bytes() int {
-	return bytesOf(v.jobPrio) + bytesOf(v.jobPods) + bytesOf(v.jobMilli) + bytesOf(v.jobSizes) + bytesOf(v.jobPre) +
+	return bytesOf(v.jobPrio) + bytesOf(v.jobPods) + bytesOf(v.jobMilli) + bytesOf(v.jobSizes) + bytesOf(v.jobPod0) + bytesOf(v.jobPre) +
 		v.preIndexBytes()
 }
 
 // checkJobView compares the view with the job table.
 func (s *State) checkJobView() error {
-	if len(s.jobPods) != len(s.jobPrio) || len(s.jobMilli) != len(s.jobPrio) || len(s.jobSizes) != len(s.jobPrio) ||
+	if len(s.jobPods) != len(s.jobPrio) || len(s.jobMilli) != len(s.jobPrio) || len(s.jobSizes) != len(s.jobPrio) || len(s.jobPod0) != len(s.jobPrio) ||
 		len(s.jobPre) != (len(s.jobPrio)+63)/64 {
 		return fmt.Errorf("check: job view arrays of lengths %d, %d, %d, %d, %d words",
 			len(s.jobPrio), len(s.jobPods), len(s.jobMilli), len(s.jobSizes), len(s.jobPre))
@@ -149,7 +153,7 @@ func (s *State) checkJobView() error {
 		var want jobEntry
 		if j < len(s.jobs) && s.jobs[j].live {
 			r := &s.jobs[j]
-			want = jobEntry{r.info.Priority, r.n, uint64(s.JobMilliGPU(JobID(j))), int32(s.jobSize(JobID(j))), r.info.Preemptible}
+			want = jobEntry{r.info.Priority, r.n, uint64(s.JobMilliGPU(JobID(j))), int32(s.jobSize(JobID(j))), r.first + 1, r.info.Preemptible}
 		}
 		if j >= len(s.jobPrio) {
 			if want != (jobEntry{}) {
@@ -157,7 +161,7 @@ func (s *State) checkJobView() error {
 			}
 			continue
 		}
-		got := jobEntry{s.jobPrio[j], s.jobPods[j], s.jobMilli[j], s.jobSizes[j], s.jobPre[j>>6]&(1<<(uint(j)&63)) != 0}
+		got := jobEntry{s.jobPrio[j], s.jobPods[j], s.jobMilli[j], s.jobSizes[j], s.jobPod0[j], s.jobPre[j>>6]&(1<<(uint(j)&63)) != 0}
 		if got != want {
 			return fmt.Errorf("check: job %d: view %+v, job table %+v", j, got, want)
 		}
@@ -172,6 +176,6 @@ func (s *State) checkJobView() error {
 type jobEntry struct {
 	prio, pods int32
 	milli      uint64
-	size       int32
+	size, pod0 int32
 	pre        bool
 }

@@ -36,7 +36,7 @@ func oracleCompareJobView(s *State, m *oracleModel) error {
 				want.milli += uint64(p.MilliGPU())
 			}
 		}
-		got := jobEntry{prio[id], pods[id], milli[id], sizes[id], pre[id>>6]&(1<<(uint(id)&63)) != 0}
+		got := jobEntry{prio: prio[id], pods: pods[id], milli: milli[id], size: sizes[id], pre: pre[id>>6]&(1<<(uint(id)&63)) != 0}
 		if got != want {
 			return fmt.Errorf("job view of %d = %+v, oracle %+v", id, got, want)
 		}

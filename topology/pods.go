@@ -205,6 +205,7 @@ func (s *State) moveJob(id JobID, pods []Pod) error {
 	}
 	rec.first, rec.last = first, last
 	s.wJob(id, rec)
+	s.w32(&s.jobPod0[id], first+1)
 	return nil
 }
 

@@ -229,10 +229,11 @@ func (s *State) AppendJobPods(dst []Pod, id JobID) []Pod {
 // job.
 func (s *State) AppendJobsPods(dst []Pod, ids []JobID, starts []int32) []Pod {
 	starts = starts[:len(ids)]
+	pod0 := s.jobPod0[:s.viewLen()]
 	for i, id := range ids { // the first pod of each, -1 for none
 		starts[i] = -1
-		if s.HasJob(id) {
-			starts[i] = s.jobs[id].first
+		if id >= 0 && int(id) < len(pod0) {
+			starts[i] = pod0[id] - 1
 		}
 	}
 	pods := s.pods
