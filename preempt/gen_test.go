@@ -1,6 +1,7 @@
 package preempt_test
 
 import (
+	"cmp"
 	"fmt"
 	"github.com/blinksched/blink/internal/testkit"
 	"math/bits"
@@ -17,7 +18,7 @@ import (
 func pick[T any](rng *rand.Rand, xs ...T) T { return xs[rng.IntN(len(xs))] }
 
 // genTree builds 2–maxHosts hosts under one or two named levels, with 0–8
-// GPUs per host, one or two models, and finite or unlimited CPU and memory.
+// GPUs per host (a third of the trees one count for all, 1–8), one or two models, and finite or unlimited CPU and memory.
 func genTree(rng *rand.Rand, maxHosts int) *topology.Tree {
 	levels := []string{"rack"}
 	if rng.IntN(2) == 0 {
@@ -27,6 +28,10 @@ func genTree(rng *rand.Rand, maxHosts int) *topology.Tree {
 	models := []string{"A", "B"}[:1+rng.IntN(2)]
 	n := 2 + rng.IntN(maxHosts-1)
 	hosts := make([]topology.HostSpec, n)
+	uniform := 0 // hosts of one GPU count (Tree.UniformHostGPUs), 3 and 6 across words
+	if rng.IntN(3) == 0 {
+		uniform = pick(rng, 1, 3, 4, 6, 8)
+	}
 	for i := range hosts {
 		b, r := rng.IntN(blocks), rng.IntN(racks)
 		path := []string{fmt.Sprintf("r%d", b*racks+r)}
@@ -34,7 +39,7 @@ func genTree(rng *rand.Rand, maxHosts int) *topology.Tree {
 			path = []string{fmt.Sprintf("b%d", b), fmt.Sprintf("b%dr%d", b, r)}
 		}
 		hosts[i] = topology.HostSpec{
-			Name: fmt.Sprintf("h%d", i), Path: path, GPUs: pick(rng, 0, 2, 4, 4, 4, 8, 8),
+			Name: fmt.Sprintf("h%d", i), Path: path, GPUs: cmp.Or(uniform, pick(rng, 0, 2, 4, 4, 4, 8, 8)),
 			Model:     models[rng.IntN(len(models))],
 			CPUMilli:  pick[int64](rng, 0, 16000, 64000, 64000),
 			MemoryMiB: pick[int64](rng, 0, 32768, 262144, 262144),

@@ -90,6 +90,7 @@ func (p *Planner) gpusByBitmap(dst []topology.GPUID, pods []topology.Pod, words 
 	p.gpuBits = b
 	clear(b)
 	uni := topology.GPUID(p.t.UniformHostGPUs())
+	straddle := uni == 0 || 64%uni != 0 // a host may cross a word
 	for _, pod := range pods {
 		lo := uni * topology.GPUID(pod.Host)
 		if uni == 0 {
@@ -97,7 +98,7 @@ func (p *Planner) gpusByBitmap(dst []topology.GPUID, pods []topology.Pod, words 
 		}
 		i, off := int(lo)>>6, uint(lo)&63
 		b[i] |= pod.GPUs << off
-		if off > 0 {
+		if straddle && off > 0 {
 			b[i+1] |= pod.GPUs >> (64 - off)
 		}
 	}

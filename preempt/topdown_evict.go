@@ -1,6 +1,9 @@
 package preempt
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // The top-down construction's evictions (topdown.go): the candidates in
 // order into V until the request fits, their pods read in batches, and the
@@ -144,13 +147,16 @@ func (p *Planner) tdFetch(cands []int32) {
 	p.podBuf = p.s.AppendJobsPods(p.podBuf, ids, starts[:len(cands)])
 	p.tdFetched += len(cands)
 	starts[len(cands)] = int32(len(p.podBuf))
+	links := slices.Grow(p.candLinks, len(p.podBuf)-len(p.candLinks))[:len(p.podBuf)]
+	gains := slices.Grow(p.tdGain, len(p.podBuf)-len(p.tdGain))[:len(p.podBuf)]
 	for i, c := range cands {
-		p.tdSpan[c] = [2]int32{starts[i], starts[i+1]}
-		for range starts[i+1] - starts[i] {
-			p.candLinks = append(p.candLinks, podLink{next: -1, k: c})
-			p.tdGain = append(p.tdGain, -1)
+		lo, hi := starts[i], starts[i+1]
+		p.tdSpan[c] = [2]int32{lo, hi}
+		for e := lo; e < hi; e++ {
+			links[e], gains[e] = podLink{next: -1, k: c}, -1
 		}
 	}
+	p.candLinks, p.tdGain = links, gains
 }
 
 // tdPods is the range of podBuf holding the pods of candidate c (one of
