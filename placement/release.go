@@ -59,17 +59,26 @@ type relGot struct {
 
 // release builds the base overlays for jobs gone. gone must be sorted.
 func (v *Solver) release(gone []topology.JobID) {
-	v.rel, v.gone, v.relSum, v.relOrder = v.rel[:0], gone, v.relSum[:0], v.relOrder[:0]
-	if len(gone) == 0 {
+	if !v.releaseStart(gone) {
 		return
 	}
-	v.relAll = v.s.NumNominations() == 0 && v.s.HealthyGPUs(0) == v.t.NumGPUs()
-	v.fracs = v.fracSets()
-	v.buildStart()
 	if v.gatherWhole() {
 		return
 	}
 	v.buildRel(v.denseRel())
+}
+
+// releaseStart empties the overlays for jobs gone and readies a build,
+// reporting false when there is nothing to build (no job gone).
+func (v *Solver) releaseStart(gone []topology.JobID) bool {
+	v.rel, v.gone, v.relSum, v.relOrder = v.rel[:0], gone, v.relSum[:0], v.relOrder[:0]
+	if len(gone) == 0 {
+		return false
+	}
+	v.relAll = v.s.NumNominations() == 0 && v.s.HealthyGPUs(0) == v.t.NumGPUs()
+	v.fracs = v.fracSets()
+	v.buildStart()
+	return true
 }
 
 // gatherRel gathers the pods of the jobs gone (v.gone) into relPods.

@@ -12,13 +12,9 @@ import (
 // releasePods builds the base overlays for jobs gone (sorted) from pods,
 // their pods. pods is only read: the general build works on a copy.
 func (v *Solver) releasePods(gone []topology.JobID, pods []topology.Pod) {
-	v.rel, v.gone, v.relSum, v.relOrder = v.rel[:0], gone, v.relSum[:0], v.relOrder[:0]
-	if len(gone) == 0 {
+	if !v.releaseStart(gone) {
 		return
 	}
-	v.relAll = v.s.NumNominations() == 0 && v.s.HealthyGPUs(0) == v.t.NumGPUs()
-	v.fracs = v.fracSets()
-	v.buildStart()
 	if len(pods)*8 >= relWords(v.t) && v.wholeApplies() { // dense and whole: one pass over them
 		v.wholeBegin()
 		if count, ok := v.wholeAdd(pods, 0); ok {

@@ -55,26 +55,27 @@ func requireSameWithout(t *testing.T, fast, slow *Solver, s *topology.State, r *
 	t.Helper()
 	okF, whyF, errF := fast.PlaceWithout(s, r, scope, gone, pf)
 	okS, whyS, errS := slow.PlaceWithout(s, r, scope, gone, ps)
-	require.Equal(t, errS, errF, what)
-	require.Equal(t, okS, okF, "%s: %+v", what, r)
-	require.Equal(t, whyS, whyF, "%s: %+v", what, r)
-	if okS {
-		require.Equal(t, ps.Pods, pf.Pods, "%s: %+v gone %v", what, r, gone)
-		require.Equal(t, ps.Domain, pf.Domain, what)
-	}
+	requireSameAnswer(t, r, gone, okS, okF, whyS, whyF, errS, errF, ps, pf, what)
 	rev := slices.Clone(gone)
 	slices.Reverse(rev)
 	pods := s.AppendJobsPods(nil, rev, make([]int32, len(rev)))
 	var pg Plan
 	okG, whyG, errG := fast.PlaceWithoutPods(s, r, scope, gone, pods, &pg)
-	require.Equal(t, errS, errG, what)
-	require.Equal(t, okS, okG, "%s: %+v, given the pods", what, r)
-	require.Equal(t, whyS, whyG, "%s: %+v, given the pods", what, r)
-	if okS {
-		require.Equal(t, ps.Pods, pg.Pods, "%s: %+v gone %v, given the pods", what, r, gone)
-		require.Equal(t, ps.Domain, pg.Domain, what)
-	}
+	requireSameAnswer(t, r, gone, okS, okG, whyS, whyG, errS, errG, ps, &pg, what+", given the pods")
 	return okS
+}
+
+// requireSameAnswer requires answer b (ok, why, err, plan) to be answer a.
+func requireSameAnswer(t *testing.T, r *Request, gone []topology.JobID, okA, okB bool, whyA, whyB Reason, errA, errB error,
+	pa, pb *Plan, what string) {
+	t.Helper()
+	require.Equal(t, errA, errB, what)
+	require.Equal(t, okA, okB, "%s: %+v", what, r)
+	require.Equal(t, whyA, whyB, "%s: %+v", what, r)
+	if okA {
+		require.Equal(t, pa.Pods, pb.Pods, "%s: %+v gone %v", what, r, gone)
+		require.Equal(t, pa.Domain, pb.Domain, what)
+	}
 }
 
 // genPlainState draws a loaded cluster of blocks and racks (host counts at
