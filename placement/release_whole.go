@@ -42,7 +42,7 @@ func (v *Solver) buildWhole() bool {
 		return false
 	}
 	v.wholeBegin()
-	count, ok := v.wholeAdd(v.relPods, 0)
+	count, ok := v.wholeAdd(v.relPods, 0, false)
 	if ok {
 		v.wholeEnd(count)
 	}
@@ -73,7 +73,7 @@ func (v *Solver) gatherWhole() bool {
 			whole = true
 		}
 		var ok bool
-		if count, ok = v.wholeAdd(pods, count); !ok { // a fraction: gather them all for buildRel
+		if count, ok = v.wholeAdd(pods, count, false); !ok { // a fraction: gather them all for buildRel
 			v.gatherRel()
 			return false
 		}
@@ -108,16 +108,21 @@ func (v *Solver) wholeBegin() {
 // wholeAdd is the pass over pods: it marks their hosts in the bitmap and
 // sums what they give back in relAcc (and relRes). count is the number of
 // hosts marked so far; it returns the new count, or false on a pod of a
-// fraction. On a tree of uniform hosts a pod of all its host's GPUs is
+// fraction, or (check: pods from a caller) on a pod not podOK, whose index
+// it leaves in relBad. On a tree of uniform hosts a pod of all its host's GPUs is
 // marked in relFull instead of summed (no other pod takes a GPU there), which
 // keeps the pass and wholeEntries off relAcc, a word per host of the tree.
-func (v *Solver) wholeAdd(pods []topology.Pod, count int) (int, bool) {
+func (v *Solver) wholeAdd(pods []topology.Pod, count int, check bool) (int, bool) {
 	b, acc, res, full := v.relOrder, v.relAcc, v.relUseRes, v.relFull
 	all, fast := uint64(0), false // fast: pods of all their host's GPUs go to relFull
 	if k := v.uniGPUs; k > 0 && k < 64 && !res {
 		all, fast = 1<<uint(k)-1, true
 	}
-	for _, p := range pods {
+	for i, p := range pods {
+		if check && !v.podOK(&p) {
+			v.relBad = i
+			return count, false
+		}
 		if p.Milli != 0 {
 			return count, false
 		}

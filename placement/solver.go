@@ -77,6 +77,7 @@ type Solver struct {
 	relIdx    []int32          // per host: index into rel while building it
 	relAcc    []uint64         // per host: the GPUs its pods gave back, while building rel (buildWhole)
 	relFull   []uint64         // bitmap of hosts a pod gave back whole, their relAcc not written (wholeAdd)
+	relBad    int              // the first pod given that is not podOK, or -1 (releasePods)
 	relRes    [][2]int32       // per host: the CPU and memory they gave back, when relUseRes
 	relUseRes bool             // buildWhole sums CPU and memory: a pod set asks for them (resSets)
 	gone      []topology.JobID // sorted
@@ -172,12 +173,14 @@ func (v *Solver) PlaceWithoutPods(s *topology.State, r *Request, scope topology.
 	if err := v.checkWithout(s, r, scope, gone); err != nil {
 		return false, Reason{}, err
 	}
-	if err := checkGonePods(s, gone, pods); err != nil {
+	if err := checkGoneCount(s, gone, pods); err != nil {
 		return false, Reason{}, err
 	}
 	v.begin(s, r)
 	v.scope = scope
-	v.releasePods(gone, pods)
+	if err := v.releasePods(gone, pods); err != nil {
+		return false, Reason{}, err
+	}
 	return v.placeReleased(plan)
 }
 

@@ -137,4 +137,33 @@ func TestPlaceWithoutPodsErrors(t *testing.T) {
 	}
 	now, _ := s.MarshalBinary()
 	require.Equal(t, before, now)
+	// Enough pods for the one pass over them (dense): a bad one found there.
+	var eight []topology.Pod
+	for h := range topology.HostID(8) {
+		eight = append(eight, topology.Pod{Host: 10 + h, GPUs: 0xF})
+	}
+	require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(2, topology.Job{Priority: 1, Preemptible: true}, eight...)}}))
+	gone = []topology.JobID{1, 2}
+	pods = s.AppendJobsPods(nil, gone, make([]int32, 2))
+	ok, _, err = v.PlaceWithoutPods(s, r, 0, gone, pods, &plan)
+	require.NoError(t, err)
+	require.True(t, ok)
+	before, _ = s.MarshalBinary()
+	for _, c := range []struct {
+		at   int
+		pod  topology.Pod
+		want string
+	}{
+		{7, topology.Pod{Host: -3, GPUs: 0xF}, "pod 7 of the jobs gone: host -3 out of range"},
+		{9, topology.Pod{Host: 12, GPUs: 0x1F}, "pod 9 of the jobs gone: GPUs 0x1f, milli 0 on host 12 of 4 GPUs"},
+		{0, topology.Pod{Host: 12, GPUs: 0x3, Milli: 10}, "pod 0 of the jobs gone: GPUs 0x3, milli 10"},
+	} {
+		bad := slices.Clone(pods)
+		bad[c.at] = c.pod
+		_, _, err := v.PlaceWithoutPods(s, r, 0, gone, bad, &plan)
+		require.ErrorIs(t, err, placement.ErrInvalid)
+		require.ErrorContains(t, err, c.want)
+	}
+	now, _ = s.MarshalBinary()
+	require.Equal(t, before, now)
 }

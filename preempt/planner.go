@@ -267,7 +267,10 @@ func (p *Planner) Plan(s *topology.State, r *placement.Request, ready, expiry in
 		p.modelExact = false // search again, asking placement everything
 	}
 	out.Victims = append(out.Victims, p.bestV...)
-	out.Cost = p.costOf(p.bestV)
+	out.Cost = p.best // the top-down answer's, counted from its candidates
+	if !p.bestPodsOK {
+		out.Cost = p.costOf(p.bestV)
+	}
 	out.Bound = p.best
 	if p.bound.Less(out.Bound) {
 		out.Bound = p.bound
