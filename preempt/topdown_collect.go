@@ -16,15 +16,15 @@ import (
 // priority ≤ q of size ≥ minSize, in id order, and writes to p.order their
 // indices in the construction's order (tdSort). False if there is no such q
 // below the end of low's priority bucket. It reads only the jobs of the
-// size classes minSize's reaches (State.PreemptibleSizeWords), not every
-// preemptible job.
+// size classes minSize's reaches, up to q's priority bucket
+// (State.PreemptibleSizeWords), not every preemptible job.
 func (p *Planner) tdCollect(low int32, minSize int64) (int32, bool) {
 	end := min(p.r.Priority, lowPrio(bucketOf(low)+1))
 	q, ok := p.s.LeastPreemptiblePriority(low)
 	if !ok || q >= end {
 		return 0, false
 	}
-	words := p.s.PreemptibleSizeWords(p.tdWords, minSize)
+	words := p.s.PreemptibleSizeWords(p.tdWords, minSize, q)
 	p.tdWords = words
 	n := 0
 	for _, x := range words {

@@ -98,8 +98,8 @@ func (s *State) reserveJobView(jobs int) {
 func (s *State) setJobView(id JobID) {
 	r := &s.jobs[id]
 	w, bit := &s.jobPre[id>>6], uint64(1)<<(uint(id)&63)
-	if *w&bit != 0 { // out of the index under its old size
-		s.indexPre(id, int64(s.jobSizes[id]), false)
+	if *w&bit != 0 { // out of the index under its old priority and size
+		s.indexPre(id, s.jobPrio[id], int64(s.jobSizes[id]), false)
 	}
 	prio, n, milli, size, pre := int32(0), int32(0), int64(0), int64(0), false
 	if r.live {
@@ -112,7 +112,7 @@ func (s *State) setJobView(id JobID) {
 	s.w32(&s.jobSizes[id], int32(size))
 	s.w32(&s.jobPod0[id], r.first+1) // -1 when absent
 	if pre {
-		s.indexPre(id, size, true)
+		s.indexPre(id, prio, size, true)
 	}
 	if nw := *w&^bit | b2u(pre)*bit; nw != *w {
 		s.w64(w, nw)

@@ -9,9 +9,12 @@ import (
 // The preemptible index: what a planner after the largest preemptible jobs
 // of the least priority asks without reading every job.
 //
-//   - Per size class (preClass: the bit length of the job's size, the last
+//   - Per priority bucket (prioBucket, the grouping of PreemptibleBelow)
+//     and size class (preClass: the bit length of the job's size, the last
 //     class open-ended), a bitset over job ids of the live preemptible jobs
-//     of that class; PreemptibleSizeWords ORs the classes a query needs.
+//     of that bucket and class, allocated for a bucket when Apply first
+//     adds a preemptible job in it; PreemptibleSizeWords ORs the ones a
+//     query needs.
 //   - The distinct priorities of live preemptible jobs with their counts,
 //     in a table of prioSlots entries; LeastPreemptiblePriority reads it.
 //     A job whose priority is new when the table is full is counted apart
@@ -30,21 +33,22 @@ const (
 
 // preIndex is the index, part of the job view.
 type preIndex struct {
-	preClassW [preClasses][]uint64 // per class, bit j: job j is live, preemptible, of that class
-	prePrio   [prioSlots]int32     // a slot's priority, meaningful while its count is positive
-	prePrioN  [prioSlots]int32     // a slot's count of live preemptible jobs of that priority
-	prePrioHi int32                // slots ever used: those at or past it are empty
-	preOver   int32                // live preemptible jobs counted in no slot
+	preClassW [prioBuckets * preClasses][]uint64 // per bucket·preClasses + class, bit j: job j is live, preemptible, of that bucket and class; nil for buckets never used
+	prePrio   [prioSlots]int32                   // a slot's priority, meaningful while its count is positive
+	prePrioN  [prioSlots]int32                   // a slot's count of live preemptible jobs of that priority
+	preUsed   uint64                             // bit b: bucket b's bitsets are allocated
+	prePrioHi int32                              // slots ever used: those at or past it are empty
+	preOver   int32                              // live preemptible jobs counted in no slot
 }
 
 // preClass is the size class of a job of size gpus: its bit length, the
 // last class taking every larger size.
 func preClass(gpus int64) int { return min(bits.Len64(uint64(max(gpus, 0))), preClasses-1) }
 
-// indexPre sets (on) or clears job id's bit in the bitset of size's class,
-// journaled.
-func (s *State) indexPre(id JobID, size int64, on bool) {
-	w, bit := &s.preClassW[preClass(size)][id>>6], uint64(1)<<(uint(id)&63)
+// indexPre sets (on) or clears job id's bit in the bitset of prio's bucket
+// and size's class, journaled (reserve allocated the bucket's).
+func (s *State) indexPre(id JobID, prio int32, size int64, on bool) {
+	w, bit := &s.preClassW[prioBucket(prio)*preClasses+preClass(size)][id>>6], uint64(1)<<(uint(id)&63)
 	if nw := *w&^bit | b2u(on)*bit; nw != *w {
 		s.w64(w, nw)
 	}
@@ -108,48 +112,79 @@ func (s *State) LeastPreemptiblePriority(atLeast int32) (int32, bool) {
 // PreemptibleSizeWords writes to dst (grown as needed) and returns the
 // words of a bitset over job ids, with bit j set for each live preemptible
 // job j whose size (JobSizes) is at least minSize rounded down to a power
-// of two (2^14 for any minSize above it): every job of size at least
-// minSize, and maybe some smaller ones, which the caller tells apart by
-// JobSizes. Its length is that of PreemptibleJobWords. O(jobs/64 · the
-// size classes above minSize's).
-func (s *State) PreemptibleSizeWords(dst []uint64, minSize int64) []uint64 {
+// of two (2^14 for any minSize above it) and whose priority is below the
+// end of prio's bucket (as PreemptibleBelow groups them): every such job of
+// size at least minSize and priority at most prio, and maybe some smaller
+// ones or of higher priority in prio's bucket, which the caller tells apart
+// by JobSizes and JobPriorities. Its length is that of PreemptibleJobWords.
+// O(jobs/64 · the buckets and size classes it reads).
+func (s *State) PreemptibleSizeWords(dst []uint64, minSize int64, prio int32) []uint64 {
 	n := (s.viewLen() + 63) / 64
 	if cap(dst) < n {
 		dst = make([]uint64, n)
 	}
 	dst = dst[:n]
+	clear(dst)
 	c := preClass(minSize)
-	copy(dst, s.preClassW[c][:n])
-	for _, w := range s.preClassW[c+1:] {
-		w = w[:n]
-		for i := range dst {
-			dst[i] |= w[i]
+	for b := range prioBucket(prio) + 1 {
+		for _, w := range s.preClassW[b*preClasses+c : (b+1)*preClasses] {
+			if w == nil {
+				break // a bucket never used
+			}
+			w = w[:n]
+			for i := range dst {
+				dst[i] |= w[i]
+			}
 		}
 	}
 	return dst
 }
 
-// growPreIndex extends the class bitsets to words words.
+// growPreIndex extends the bitsets of the buckets in use to at least words
+// words (a quarter more when they must grow: their words past the job
+// view's are zero).
 func (x *preIndex) growPreIndex(words int) {
-	for c := range x.preClassW {
-		if k := words - len(x.preClassW[c]); k > 0 {
-			x.preClassW[c] = append(x.preClassW[c], make([]uint64, k)...)
+	for used := x.preUsed; used != 0; used &= used - 1 {
+		b := bits.TrailingZeros64(used)
+		if len(x.preClassW[b*preClasses]) >= words {
+			continue
+		}
+		words := words + words/4 // ahead of the view: fewer, larger steps
+		for i := b * preClasses; i < (b+1)*preClasses; i++ {
+			x.preClassW[i] = append(x.preClassW[i], make([]uint64, words-len(x.preClassW[i]))...)
 		}
 	}
 }
 
-// reservePreIndex makes room for words more words in each class bitset.
+// usePreBuckets allocates the bitsets of the buckets in mask (bit b: bucket
+// b) not in use yet, of words words (the job view's).
+func (x *preIndex) usePreBuckets(mask uint64, words int) {
+	mask &^= x.preUsed
+	x.preUsed |= mask
+	for ; mask != 0; mask &= mask - 1 {
+		b := bits.TrailingZeros64(mask)
+		for c := range preClasses {
+			x.preClassW[b*preClasses+c] = make([]uint64, words)
+		}
+	}
+}
+
+// reservePreIndex makes room for words more words in each bitset in use.
 func (x *preIndex) reservePreIndex(words int) {
-	for c := range x.preClassW {
-		x.preClassW[c] = slices.Grow(x.preClassW[c], words)
+	for i, w := range x.preClassW {
+		if w != nil {
+			x.preClassW[i] = slices.Grow(w, words)
+		}
 	}
 }
 
 // clonePreIndex copies the index, keeping the bitsets' spare room.
 func (x *preIndex) clonePreIndex() preIndex {
 	c := *x
-	for i := range c.preClassW {
-		c.preClassW[i] = cloneRoom(x.preClassW[i])
+	for i, w := range x.preClassW {
+		if w != nil {
+			c.preClassW[i] = cloneRoom(w)
+		}
 	}
 	return c
 }
@@ -168,26 +203,40 @@ func (x *preIndex) preIndexBytes() int {
 // slots in use name distinct priorities, none counting more jobs than hold
 // it, and they and preOver count every live preemptible job.
 func (s *State) checkPreIndex() error {
-	for c, words := range s.preClassW {
-		if len(words) != len(s.jobPre) {
-			return fmt.Errorf("check: preemptible size class %d: %d words, the job view %d", c, len(words), len(s.jobPre))
+	for i, words := range s.preClassW {
+		if words != nil && len(words) < len(s.jobPre) || (s.preClassW[i-i%preClasses] == nil) != (words == nil) {
+			return fmt.Errorf("check: preemptible bucket %d, size class %d: %d words, the job view %d",
+				i/preClasses, i%preClasses, len(words), len(s.jobPre))
+		}
+		for w := len(s.jobPre); w < len(words); w++ {
+			if words[w] != 0 {
+				return fmt.Errorf("check: preemptible bucket %d, size class %d: word %d past the job view is set",
+					i/preClasses, i%preClasses, w)
+			}
 		}
 	}
 	count, total := map[int32]int32{}, int32(0)
-	for j := range s.viewLen() {
-		r := &s.jobs[j]
-		pre := r.live && r.info.Preemptible
-		size := int64(s.jobSizes[j])
-		for c := range s.preClassW {
-			want := pre && c == preClass(size)
-			if got := s.preClassW[c][j>>6]&(1<<(uint(j)&63)) != 0; got != want {
-				return fmt.Errorf("check: job %d: in preemptible size class %d %v, want %v", j, c, got, want)
-			}
-		}
-		if pre {
+	at := make([]int, s.viewLen()) // per job, 1 + the bitset holding it, 0 for none
+	for j := range at {
+		if r := &s.jobs[j]; r.live && r.info.Preemptible {
+			at[j] = 1 + prioBucket(r.info.Priority)*preClasses + preClass(int64(s.jobSizes[j]))
 			count[r.info.Priority]++
 			total++
 		}
+	}
+	held := 0
+	for i, words := range s.preClassW {
+		for w, x := range words {
+			for ; x != 0; x &= x - 1 {
+				if j := w<<6 | bits.TrailingZeros64(x); j >= len(at) || at[j] != 1+i {
+					return fmt.Errorf("check: job %d in preemptible bucket %d, size class %d", j, i/preClasses, i%preClasses)
+				}
+				held++
+			}
+		}
+	}
+	if held != int(total) {
+		return fmt.Errorf("check: the preemptible index holds %d jobs, %d are live and preemptible", held, total)
 	}
 	return s.checkPrioTable(count, total)
 }

@@ -11,19 +11,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// preJob is a live preemptible job's priority and size.
+type preJob struct {
+	prio int32
+	size int64
+}
+
 // oracleComparePreIndex checks LeastPreemptiblePriority at every priority
 // of a live job and around it, and PreemptibleSizeWords at a spread of
 // sizes, against the oracle's jobs.
 func oracleComparePreIndex(s *State, m *oracleModel) error {
-	type job struct {
-		prio int32
-		size int64
-	}
-	pre := map[JobID]job{}
+	pre := map[JobID]preJob{}
 	probes := []int32{-1 << 31, 1<<31 - 1}
 	for id, j := range m.jobs {
 		if j != nil && j.info.Preemptible {
-			pre[JobID(id)] = job{j.info.Priority, oracleJobSize(s.Tree(), j)}
+			pre[JobID(id)] = preJob{j.info.Priority, oracleJobSize(s.Tree(), j)}
 		}
 		if j != nil {
 			probes = append(probes, j.info.Priority-1, j.info.Priority, j.info.Priority+1)
@@ -41,20 +43,33 @@ func oracleComparePreIndex(s *State, m *oracleModel) error {
 		}
 	}
 	for _, minSize := range []int64{-1, 0, 1, 2, 3, 4, 5, 8, 17, 64, 100, 1 << 14, 1<<14 + 1, 1 << 20} {
-		words := s.PreemptibleSizeWords(nil, minSize)
-		if len(words) != len(s.PreemptibleJobWords()) {
-			return fmt.Errorf("PreemptibleSizeWords(%d): %d words, the job view %d", minSize, len(words), len(s.PreemptibleJobWords()))
-		}
-		floor := int64(0) // minSize rounded down to a power of two, at most 2^14
-		if minSize > 0 {
-			floor = min(int64(1)<<(bits.Len64(uint64(minSize))-1), 1<<14)
-		}
-		for id := range JobID(len(words) * 64) {
-			j, ok := pre[id]
-			got := words[id>>6]&(1<<(uint(id)&63)) != 0
-			if ok && j.size >= minSize && !got || got && (!ok || j.size < floor) {
-				return fmt.Errorf("PreemptibleSizeWords(%d): job %d (%+v, preemptible %v) bit %v", minSize, id, j, ok, got)
+		for _, prio := range []int32{-1 << 31, -2, 0, 1, 3, 7, 100, 1 << 20, 1<<31 - 1} {
+			if err := comparePreSizeWords(s, pre, minSize, prio); err != nil {
+				return err
 			}
+		}
+	}
+	return nil
+}
+
+// comparePreSizeWords checks PreemptibleSizeWords(minSize, prio) against
+// the live preemptible jobs pre (their priority and size).
+func comparePreSizeWords(s *State, pre map[JobID]preJob, minSize int64, prio int32) error {
+	words := s.PreemptibleSizeWords(nil, minSize, prio)
+	if len(words) != len(s.PreemptibleJobWords()) {
+		return fmt.Errorf("PreemptibleSizeWords(%d, %d): %d words, the job view %d", minSize, prio, len(words), len(s.PreemptibleJobWords()))
+	}
+	floor := int64(0) // minSize rounded down to a power of two, at most 2^14
+	if minSize > 0 {
+		floor = min(int64(1)<<(bits.Len64(uint64(minSize))-1), 1<<14)
+	}
+	for id := range JobID(len(words) * 64) {
+		j, ok := pre[id]
+		got := words[id>>6]&(1<<(uint(id)&63)) != 0
+		must := ok && j.size >= minSize && j.prio <= prio
+		may := ok && j.size >= floor && prioBucket(j.prio) <= prioBucket(prio)
+		if must && !got || got && !may {
+			return fmt.Errorf("PreemptibleSizeWords(%d, %d): job %d (%+v, preemptible %v) bit %v", minSize, prio, id, j, ok, got)
 		}
 	}
 	return nil
