@@ -40,3 +40,40 @@ func pickSize(rng *rand.Rand) int {
 	}
 	return rng.IntN(5000)
 }
+
+// TestTDSort compares the top-down construction's order (tdSort: a radix
+// sort of size and unheld milli) with a comparison sort by size descending,
+// milli ascending, then index, on random candidates with many ties, whole
+// GPUs alone or mixed with fractions.
+func TestTDSort(t *testing.T) {
+	seed := testkit.Seed(t, 1)
+	var p Planner
+	for i := range testkit.Steps(t, 300) {
+		rng := rand.New(rand.NewPCG(seed, uint64(i)))
+		jobs := make([]tdJob, pickSize(rng))
+		maxSize, fracs := 1+rng.IntN(1<<uint(rng.IntN(12))), rng.IntN(2) == 0
+		for k := range jobs {
+			size := int32(1 + rng.IntN(maxSize))
+			milli := int64(size) * topology.FullGPU
+			if fracs && rng.IntN(3) == 0 { // some GPUs held in part
+				milli -= int64(rng.IntN(int(size))) * int64(1+rng.IntN(999))
+			}
+			jobs[k] = tdJob{id: topology.JobID(k), size: size, milli: milli}
+		}
+		p.tdJobs = jobs
+		p.tdSort()
+		want := make([]int32, len(jobs))
+		for k := range want {
+			want[k] = int32(k)
+		}
+		slices.SortStableFunc(want, func(a, b int32) int {
+			if c := cmp3(int64(jobs[b].size), int64(jobs[a].size)); c != 0 {
+				return c
+			}
+			return cmp3(jobs[a].milli, jobs[b].milli)
+		})
+		if !slices.Equal(want, p.order) {
+			t.Fatalf("seed %d, instance %d (%d candidates): order differs", seed, i, len(jobs))
+		}
+	}
+}

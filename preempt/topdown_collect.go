@@ -65,16 +65,22 @@ func b2i(b bool) int {
 // tdSort writes to p.order the indices of p.tdJobs (in id order) by size
 // descending, then milli ascending, then id: a stable radix sort of one
 // packed key, or a stable comparison sort if the key does not fit 64 bits.
+// The key holds, after the size, not the milli but what the job's size
+// could hold and it does not (size·1000 − milli, never negative: a job
+// holds at most a whole GPU for each one counted in its size), reversed: 0
+// for jobs of whole GPUs, so that on a cluster of whole-GPU jobs the key is
+// the size alone and one radix pass sorts it.
 func (p *Planner) tdSort() {
 	jobs := p.tdJobs
-	maxS, maxM := int64(0), int64(0)
+	maxS, maxU, minU := int64(0), int64(0), int64(0)
 	for i := range jobs {
-		maxS, maxM = max(maxS, int64(jobs[i].size)), max(maxM, jobs[i].milli)
+		u := unheld(&jobs[i])
+		maxS, maxU, minU = max(maxS, int64(jobs[i].size)), max(maxU, u), min(minU, u)
 	}
-	bs, bm := bits.Len64(uint64(maxS)), bits.Len64(uint64(maxM))
+	bs, bu := bits.Len64(uint64(maxS)), bits.Len64(uint64(maxU))
 	order := resize(p.order, len(jobs))
 	p.order = order
-	if bs+bm > 64 {
+	if bs+bu > 64 || minU < 0 {
 		for i := range order {
 			order[i] = int32(i)
 		}
@@ -88,11 +94,14 @@ func (p *Planner) tdSort() {
 	}
 	rk := resize(p.radixA, len(jobs))
 	for i := range jobs {
-		rk[i] = radixKey{k: uint64(maxS-int64(jobs[i].size))<<uint(bm) | uint64(jobs[i].milli), c: int32(i)}
+		rk[i] = radixKey{k: uint64(maxS-int64(jobs[i].size))<<uint(bu) | uint64(maxU-unheld(&jobs[i])), c: int32(i)}
 	}
-	sorted, other := radixSort(rk, p.radixB, bs+bm)
+	sorted, other := radixSort(rk, p.radixB, bs+bu)
 	for i := range sorted {
 		order[i] = sorted[i].c
 	}
 	p.radixA, p.radixB = sorted, other
 }
+
+// unheld is the milli candidate jb's size could hold and it does not.
+func unheld(jb *tdJob) int64 { return int64(jb.size)*topology.FullGPU - jb.milli }
