@@ -100,6 +100,11 @@ func (e *Engine) loadJob(slot int32) {
 // faulted. O(1) per pod.
 func (e *Engine) suspect(pods []topology.Pod, i int) int {
 	s, t := e.s, e.t
+	if k := t.UniformHostGPUs(); k > 0 { // no host's count to read
+		for ; i < len(pods) && s.HostHealthyGPUs(pods[i].Host) == k; i++ {
+		}
+		return i
+	}
 	for ; i < len(pods); i++ {
 		if h := pods[i].Host; s.HostHealthyGPUs(h) != t.HostGPUCount(h) {
 			break

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/bits-and-blooms/bitset"
@@ -170,7 +171,7 @@ func (s *State) ExclusiveGPUs(d DomainID) int64 { return int64(s.domExcl[d]) }
 func (s *State) PreemptibleBelow(d DomainID, prio int32) (lo, hi int) {
 	b := prioBucket(prio)
 	row := s.domPre[int(d)*prioBuckets : int(d)*prioBuckets+prioBuckets]
-	for _, n := range row[:b] {
+	for _, n := range row[:min(b, bits.Len64(s.preUsed))] { // buckets never used hold nothing
 		lo += int(n)
 	}
 	return lo, lo + int(row[b])
@@ -209,14 +210,14 @@ func (s *State) JobPodCount(id JobID) int {
 
 // AppendJobPods appends job id's pods in rank order to dst.
 func (s *State) AppendJobPods(dst []Pod, id JobID) []Pod {
-	if !s.HasJob(id) {
+	if id < 0 || int(id) >= s.viewLen() {
 		return dst
 	}
-	pods := s.pods
-	for p := s.jobs[id].first; p >= 0; {
-		r := &pods[p]
-		dst = append(dst, r.Pod)
-		p = r.jnext
+	k, pods := len(dst), s.pods
+	dst = slices.Grow(dst, int(s.jobPods[id]))[:k+int(s.jobPods[id])] // 0 when absent
+	for p := s.jobPod0[id] - 1; p >= 0; p = pods[p].jnext {           // -1: absent
+		dst[k] = pods[p].Pod
+		k++
 	}
 	return dst
 }
