@@ -43,3 +43,40 @@ func ExampleSolver_Place() {
 	// <nil>
 	// false <nil> required rack: the largest rack fits 18 of 19 pods
 }
+
+// Placing as if a job were gone, given its pods: one rack of 18 four-GPU
+// hosts, full; job 1 holds hosts 0–3. A caller that read job 1's pods (a
+// preemption planner choosing it) hands them over, and a 4-pod gang goes
+// where job 1 is, once job 1 is gone.
+func ExampleSolver_PlaceWithoutPods() {
+	tree, _ := topology.BuildShape(topology.Shape{Levels: []string{"rack"}, FanOut: []int{1, 18}, GPUsPerHost: 4})
+	s := topology.NewState(tree)
+	var ops []topology.Op
+	for h := range topology.HostID(18) {
+		if h >= 4 {
+			ops = append(ops, topology.AddJob(topology.JobID(h), topology.Job{Priority: 5}, topology.Pod{Host: h, GPUs: 0xF}))
+		}
+	}
+	ops = append(ops, topology.AddJob(1, topology.Job{Priority: 1, Preemptible: true},
+		topology.Pod{Host: 0, GPUs: 0xF}, topology.Pod{Host: 1, GPUs: 0xF}, topology.Pod{Host: 2, GPUs: 0xF}, topology.Pod{Host: 3, GPUs: 0xF}))
+	_ = s.Apply(topology.Delta{Ops: ops})
+
+	gone := []topology.JobID{1}
+	pods := s.AppendJobsPods(nil, gone, make([]int32, len(gone)))
+	req := placement.Request{Job: 100, Priority: 9, Sets: []placement.PodSet{{Pods: 4, GPUs: 4}}}
+	var solver placement.Solver
+	var plan placement.Plan
+	ok, _, err := solver.PlaceWithoutPods(s, &req, 0, gone, pods, &plan)
+	fmt.Println(ok, err, len(pods), "pods given")
+	var hosts []string
+	for _, p := range plan.Pods {
+		hosts = append(hosts, strings.TrimPrefix(tree.HostName(p.Host), "rack0/"))
+	}
+	fmt.Println(strings.Join(hosts, " "))
+	_, _, err = solver.PlaceWithoutPods(s, &req, 0, gone, pods[:3], &plan)
+	fmt.Println(err)
+	// Output:
+	// true <nil> 4 pods given
+	// host0 host1 host2 host3
+	// placement: invalid request: 3 pods given for jobs gone that have 4
+}

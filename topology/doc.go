@@ -49,8 +49,11 @@
 // arrays to scan, a histogram of the movable preemptible jobs' sizes bounds
 // what any k moves can free (MovableGPUsBound), one of the preemptible jobs'
 // sizes per priority bucket how few evictions can free g GPUs
-// (PreemptibleCover), and JobsWithEnd counts the jobs with an expected end. Per domain, ExclusiveGPUs counts the GPUs of hosts held
-// exclusively.
+// (PreemptibleCover), an index of the preemptible jobs by priority bucket and
+// size class lists the large ones of low priority without a scan
+// (PreemptibleSizeWords, LeastPreemptiblePriority), and JobsWithEnd counts the
+// jobs with an expected end. Per domain, ExclusiveGPUs counts the GPUs of
+// hosts held exclusively.
 //
 // # Nominations
 //
