@@ -52,13 +52,15 @@ func ExampleSolver_PlaceWithoutPods() {
 	tree, _ := topology.BuildShape(topology.Shape{Levels: []string{"rack"}, FanOut: []int{1, 18}, GPUsPerHost: 4})
 	s := topology.NewState(tree)
 	var ops []topology.Op
+	var job1 []topology.Pod
 	for h := range topology.HostID(18) {
-		if h >= 4 {
-			ops = append(ops, topology.AddJob(topology.JobID(h), topology.Job{Priority: 5}, topology.Pod{Host: h, GPUs: 0xF}))
+		if h < 4 {
+			job1 = append(job1, topology.Pod{Host: h, GPUs: 0xF})
+			continue
 		}
+		ops = append(ops, topology.AddJob(topology.JobID(h), topology.Job{Priority: 5}, topology.Pod{Host: h, GPUs: 0xF}))
 	}
-	ops = append(ops, topology.AddJob(1, topology.Job{Priority: 1, Preemptible: true},
-		topology.Pod{Host: 0, GPUs: 0xF}, topology.Pod{Host: 1, GPUs: 0xF}, topology.Pod{Host: 2, GPUs: 0xF}, topology.Pod{Host: 3, GPUs: 0xF}))
+	ops = append(ops, topology.AddJob(1, topology.Job{Priority: 1, Preemptible: true}, job1...))
 	_ = s.Apply(topology.Delta{Ops: ops})
 
 	gone := []topology.JobID{1}

@@ -18,7 +18,8 @@ import (
 func pick[T any](rng *rand.Rand, xs ...T) T { return xs[rng.IntN(len(xs))] }
 
 // genTree builds 2–maxHosts hosts under one or two named levels, with 0–8
-// GPUs per host (a third of the trees one count for all, 1–8), one or two models, and finite or unlimited CPU and memory.
+// GPUs per host (a third of the trees one count for all hosts, 1–8), one or
+// two models, and finite or unlimited CPU and memory.
 func genTree(rng *rand.Rand, maxHosts int) *topology.Tree {
 	levels := []string{"rack"}
 	if rng.IntN(2) == 0 {

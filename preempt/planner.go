@@ -130,7 +130,7 @@ type Planner struct {
 	tdEp      uint32
 	tdSeen    uint32
 	tdNom     bool      // the State has nominations (none the request may take)
-	tdPlain   bool      // and none, no failed GPU and no unhealthy host
+	tdPlain   bool      // the State has no nomination, failed GPU or unhealthy host
 	tdPer     [65]int32 // per count of GPUs, the request's pods they hold
 	tdGain    []int16   // per pod of podBuf evicted alone on its host: what it gains (tdSole), else -1
 	tdIn      []bool
@@ -138,6 +138,7 @@ type Planner struct {
 	tdSpan    [][2]int32
 	tdStarts  []int32
 	tdMarks   []uint64
+	tdFirst   []int32
 	tdWords   []uint64       // the preemptible jobs tdCollect reads (State.PreemptibleSizeWords)
 	tdFetched int            // candidates tdEvict fetched
 	vPods     []topology.Pod // tdVictimPods' copy
@@ -145,7 +146,6 @@ type Planner struct {
 	// (bestPodsOK): the final placement need not read them again.
 	bestPods   []topology.Pod
 	bestPodsOK bool
-	tdFirst    []int32
 	// milliHist counts GPUs by the milli freeing them costs (milliFloor).
 	milliHist []int64
 	// gpuBits is sortGPUs' bitmap of the cluster's GPUs.

@@ -133,7 +133,7 @@ func (p *Planner) tdRecompute(c int32) {
 
 // tdFetch appends the pods of candidates cands, in that order, to podBuf,
 // noting each one's range (tdSpan), with their links (candLinks) unchained
-// and no gain alone (tdGain -1). The State reads all their job records,
+// and no gain alone (tdGain -1). The State reads all their first pod slots,
 // then all their pods (AppendJobsPods), which keeps many reads of scattered
 // records in flight.
 func (p *Planner) tdFetch(cands []int32) {

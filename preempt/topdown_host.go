@@ -127,9 +127,8 @@ func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 }
 
 // tdLoss is what the request loses on the hosts of candidate c, just taken
-// out of V (their records keep the capacities with c in
-// V). A host where no other pod of V is goes back to what the State's
-// histograms count for it.
+// out of V (their records keep the capacities with c in V). A host where no
+// other pod of V is goes back to what the State's histograms count for it.
 func (p *Planner) tdLoss(c int32) int64 {
 	loss := int64(0)
 	if p.tdSeen++; p.tdSeen == 0 { // wrapped: clear the stamps

@@ -5,16 +5,18 @@ import (
 	"slices"
 )
 
-// The compact job view: per job id, the priority, pod count and milli-GPUs
-// of the live job with that id, and a bit for the preemptible ones, in flat
-// arrays a planner scans without touching the job table. A job record is
+// The compact job view: per job id, the priority, pod count, milli-GPUs,
+// size and first pod's slot of the live job with that id, and a bit for the
+// preemptible ones, in flat arrays a planner scans without touching the job
+// table. A job record is
 // about a hundred bytes and a cluster of a million GPUs holds hundreds of
 // thousands of jobs: a scan for preemption candidates that reads every
 // record streams tens of megabytes, one over these arrays four bytes a job.
 //
 // A job's attributes, pod count and pod shapes change only when it is added
 // or removed (moves and replacements keep every pod's shape), so addJob and
-// removeJob keep the view, with journaled writes like every other; reserve
+// removeJob keep the view, and moveJob the first pod's slot (replacements
+// keep the slots), with journaled writes like every other; reserve
 // grows it with the job table, before any write. Ids the view does not reach
 // (the table also grows outside Apply, for absent ids) are absent. Check
 // compares it with the job table.
@@ -30,7 +32,7 @@ type jobView struct {
 	movHist     [movBuckets]int32 // movable preemptible jobs by GPUs touched (movable.go)
 	endJobs     int32             // live jobs with an expected end (ends.go)
 	preSizeHist                   // preemptible jobs by priority and size (presize.go)
-	preIndex                      // preemptible jobs by size class, their priorities (preindex.go)
+	preIndex                      // preemptible jobs by priority bucket and size class, their priorities (preindex.go)
 }
 
 // JobPriorities returns, indexed by job id, the priority of each live job (0
@@ -110,7 +112,7 @@ func (s *State) setJobView(id JobID) {
 	s.w32(&s.jobPods[id], n)
 	s.w64(&s.jobMilli[id], uint64(milli))
 	s.w32(&s.jobSizes[id], int32(size))
-	s.w32(&s.jobPod0[id], r.first+1) // -1 when absent
+	s.w32(&s.jobPod0[id], r.first+1) // r.first is -1 when absent: 0
 	if pre {
 		s.indexPre(id, prio, size, true)
 	}
@@ -129,8 +131,9 @@ func b2u(b bool) uint64 {
 // clone copies the view, keeping its spare room (see Grow).
 func (v *jobView) clone() jobView {
 	return jobView{jobPrio: cloneRoom(v.jobPrio), jobPods: cloneRoom(v.jobPods),
-		jobMilli: cloneRoom(v.jobMilli), jobSizes: cloneRoom(v.jobSizes), jobPod0: cloneRoom(v.jobPod0), jobPre: cloneRoom(v.jobPre),
-		movHist: v.movHist, endJobs: v.endJobs, preSizeHist: v.preSizeHist, preIndex: v.clonePreIndex()}
+		jobMilli: cloneRoom(v.jobMilli), jobSizes: cloneRoom(v.jobSizes), jobPod0: cloneRoom(v.jobPod0),
+		jobPre: cloneRoom(v.jobPre), movHist: v.movHist, endJobs: v.endJobs, preSizeHist: v.preSizeHist,
+		preIndex: v.clonePreIndex()}
 }
 
 // cloneRoom copies s with its capacity.
@@ -138,16 +141,17 @@ func cloneRoom[T any](s []T) []T { return append(make([]T, 0, cap(s)), s...) }
 
 // bytes is the view's share of MemoryBytes.
 func (v *jobView) bytes() int {
-	return bytesOf(v.jobPrio) + bytesOf(v.jobPods) + bytesOf(v.jobMilli) + bytesOf(v.jobSizes) + bytesOf(v.jobPod0) + bytesOf(v.jobPre) +
-		v.preIndexBytes()
+	return bytesOf(v.jobPrio) + bytesOf(v.jobPods) + bytesOf(v.jobMilli) + bytesOf(v.jobSizes) + bytesOf(v.jobPod0) +
+		bytesOf(v.jobPre) + v.preIndexBytes()
 }
 
 // checkJobView compares the view with the job table.
 func (s *State) checkJobView() error {
-	if len(s.jobPods) != len(s.jobPrio) || len(s.jobMilli) != len(s.jobPrio) || len(s.jobSizes) != len(s.jobPrio) || len(s.jobPod0) != len(s.jobPrio) ||
-		len(s.jobPre) != (len(s.jobPrio)+63)/64 {
-		return fmt.Errorf("check: job view arrays of lengths %d, %d, %d, %d, %d words",
-			len(s.jobPrio), len(s.jobPods), len(s.jobMilli), len(s.jobSizes), len(s.jobPre))
+	n := len(s.jobPrio)
+	if len(s.jobPods) != n || len(s.jobMilli) != n || len(s.jobSizes) != n || len(s.jobPod0) != n ||
+		len(s.jobPre) != (n+63)/64 {
+		return fmt.Errorf("check: job view arrays of lengths %d, %d, %d, %d, %d, %d words",
+			n, len(s.jobPods), len(s.jobMilli), len(s.jobSizes), len(s.jobPod0), len(s.jobPre))
 	}
 	for j := range max(len(s.jobs), len(s.jobPrio)) {
 		var want jobEntry
