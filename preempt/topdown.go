@@ -81,19 +81,23 @@ func (p *Planner) topDown() bool {
 	if !p.offerSet(v, cost) {
 		return false
 	}
-	p.irreducible = proven
+	// V is irreducible either way: k victims, the fewest that can fit, or
+	// pruned last evicted first. Unproven, it is the answer to beat, and
+	// the search that follows reuses podBuf: its pods are copied out.
+	p.irreducible = true
+	p.bestPods, p.bestPodsOK = p.tdVictimPods(len(v), !proven), true
 	if proven {
 		p.topDowns++
 		p.topDownsPruned += b2i(pruned)
-		p.bestPods, p.bestPodsOK = p.tdVictimPods(len(v)), true
 	}
 	return proven
 }
 
 // tdVictimPods returns the pods of V (of n victims), read by tdEvict: all
-// of podBuf when V is every candidate it fetched, else V's ones copied out.
-func (p *Planner) tdVictimPods(n int) []topology.Pod {
-	if n == p.tdFetched {
+// of podBuf when V is every candidate it fetched, unless copy, else V's
+// ones copied out.
+func (p *Planner) tdVictimPods(n int, copy bool) []topology.Pod {
+	if n == p.tdFetched && !copy {
 		return p.podBuf
 	}
 	pods := p.vPods[:0]
