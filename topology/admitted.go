@@ -55,14 +55,17 @@ func (s *State) AppendAdmitted(dst []HostMask, id JobID, info *Job) []HostMask {
 // many pods of g GPUs they can add to a capacity counted from free GPUs.
 // Collect fills it, reusing its buffers; the zero value is empty.
 type Admitted struct {
-	hosts []HostMask // hosts ascending
-	sum   []int64    // sum[i]: the GPUs of hosts[:i]
+	hosts  []HostMask // hosts ascending
+	sum    []int64    // sum[i]: the GPUs of hosts[:i]
+	next   int        // Mask's position after the host it last found: where an ascending walk looks first
+	misses int        // Mask's binary searches since Collect
+	at     []int32    // when built (Mask searched often): per host from hosts[0].Host on, 1 + its position, 0 for none
 }
 
 // Collect sets a to the GPUs job id with attributes info may take although
 // they are nominated (AppendAdmitted).
 func (a *Admitted) Collect(s *State, id JobID, info *Job) {
-	a.hosts, a.sum = a.hosts[:0], a.sum[:0]
+	a.hosts, a.sum, a.next, a.misses, a.at = a.hosts[:0], a.sum[:0], 0, 0, a.at[:0]
 	if s.NumNominations() == 0 {
 		return
 	}
@@ -85,15 +88,55 @@ func (a *Admitted) span(lo, hi HostID) (i, j int) {
 }
 
 // Mask returns host h's GPUs among them (bit i: the host's i-th GPU).
-// O(log hosts).
+// O(log hosts), O(1) when h is at or just before the position after the
+// host the last call found, as when a placement asks host after host in
+// ascending order.
 func (a *Admitted) Mask(h HostID) uint64 {
-	if a.Empty() {
+	n := len(a.hosts)
+	if n == 0 {
 		return 0
 	}
-	if i, j := a.span(h, h+1); i < j {
-		return a.hosts[i].Mask
+	i := a.next
+	switch {
+	case i < n && a.hosts[i].Host == h:
+	case (i == n || a.hosts[i].Host > h) && (i == 0 || a.hosts[i-1].Host < h):
+		return 0 // between the last one found and the next: none
+	case len(a.at) > 0:
+		k := int(h - a.hosts[0].Host)
+		if k < 0 || k >= len(a.at) || a.at[k] == 0 {
+			return 0
+		}
+		i = int(a.at[k]) - 1
+	default:
+		var ok bool
+		if i, ok = slices.BinarySearchFunc(a.hosts, h, func(e HostMask, h HostID) int { return int(e.Host - h) }); !ok {
+			a.next = i
+			a.searched()
+			return 0
+		}
+		a.searched()
 	}
-	return 0
+	a.next = i + 1
+	return a.hosts[i].Mask
+}
+
+// searched counts one of Mask's binary searches; once they are many for
+// many hosts (out of order: a placement ranking hosts), it indexes the hosts
+// by host id, so that Mask answers the rest in O(1). The index spans the
+// hosts' ids: O(that span) once, as much as the searches it replaces.
+func (a *Admitted) searched() {
+	if a.misses++; a.misses < 64 || len(a.hosts) < 256 || len(a.at) > 0 {
+		return
+	}
+	h0, span := a.hosts[0].Host, int(a.hosts[len(a.hosts)-1].Host-a.hosts[0].Host)+1
+	if span > 16*len(a.hosts) {
+		return // sparse: the searches stay cheaper
+	}
+	a.at = slices.Grow(a.at[:0], span)[:span]
+	clear(a.at)
+	for i, e := range a.hosts {
+		a.at[e.Host-h0] = int32(i) + 1
+	}
 }
 
 // NominatedAgainst returns host h's GPUs nominated for jobs that a job

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"math/bits"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -79,4 +80,50 @@ func TestAppendAdmitted(t *testing.T) {
 	var empty Admitted
 	require.True(t, empty.Empty())
 	require.Zero(t, empty.GPUs(0, 6))
+}
+
+// TestAdmittedMaskWalks: Mask answers the same whatever order hosts are
+// asked in — ascending (where it looks after the last host found first),
+// descending, repeated, random (then by the index it builds when its
+// searches are many) — on random admitted lists.
+func TestAdmittedMaskWalks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(uint64(envInt(t, "BLINK_SEED", 71)), 3))
+	indexed := int32(0)
+	for range envInt(t, "BLINK_STEPS", 300) {
+		n := 1 + rng.IntN([]int{200, 4000}[rng.IntN(2)]) // many: Mask indexes them (searched)
+		every := []int{1, 3, 40}[rng.IntN(3)]            // 1 in 40: too sparse to index
+		want := map[HostID]uint64{}
+		var a Admitted
+		for h := range HostID(n) {
+			if rng.IntN(every) == 0 {
+				m := 1 + rng.Uint64N(255)
+				a.hosts = append(a.hosts, HostMask{Host: h, Mask: m})
+				want[h] = m
+			}
+		}
+		var order []HostID
+		switch rng.IntN(4) {
+		case 0:
+			for h := range HostID(n) {
+				order = append(order, h)
+			}
+		case 1:
+			for h := HostID(n) - 1; h >= 0; h-- {
+				order = append(order, h)
+			}
+		case 2:
+			for h := range HostID(n) {
+				order = append(order, h, h)
+			}
+		default:
+			for range 2 * n {
+				order = append(order, HostID(rng.IntN(n+2)))
+			}
+		}
+		for _, h := range order {
+			require.Equal(t, want[h], a.Mask(h), "host %d of %d", h, n)
+		}
+		indexed += b2i(len(a.at) > 0)
+	}
+	require.NotZero(t, indexed, "no list was indexed")
 }

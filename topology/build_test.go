@@ -429,3 +429,21 @@ func TestUniformHostGPUs(t *testing.T) {
 		require.Equal(t, sh.GPUsPerHost, tr.UniformHostGPUs())
 	}
 }
+
+// TestGPUHost: the division on uniform trees answers as the search does,
+// for every GPU and past both ends.
+func TestGPUHost(t *testing.T) {
+	for _, gpus := range [][]int{{4, 4, 4}, {3, 3}, {8, 2, 8}, {64, 64}, {1}} {
+		var hosts []HostSpec
+		for i, g := range gpus {
+			hosts = append(hosts, HostSpec{Name: fmt.Sprint("n", i), Path: []string{"r0"}, GPUs: g})
+		}
+		tr, err := BuildHosts([]string{"rack"}, hosts)
+		require.NoError(t, err)
+		search := *tr
+		search.uniGPUs = 0
+		for g := GPUID(-70); g < GPUID(tr.NumGPUs()+70); g++ {
+			require.Equal(t, search.GPUHost(g), tr.GPUHost(g), "%v: GPU %d", gpus, g)
+		}
+	}
+}

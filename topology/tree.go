@@ -142,8 +142,12 @@ func (t *Tree) HostCPU(h HostID) int32 { return t.hostCPU[h] }
 // HostMemory is the memory capacity of host h in MiB (Unlimited if none).
 func (t *Tree) HostMemory(h HostID) int32 { return t.hostMem[h] }
 
-// GPUHost returns the host of GPU g, by binary search over host GPU ranges.
+// GPUHost returns the host of GPU g: a division on trees of uniform hosts,
+// else a binary search over host GPU ranges.
 func (t *Tree) GPUHost(g GPUID) HostID {
+	if k := t.uniGPUs; k > 0 { // as the search answers: 0 below, NumHosts past the end
+		return HostID(min(max(int(g), 0)/k, len(t.hostParent)))
+	}
 	lo, hi := 0, len(t.hostParent)
 	for lo < hi { // smallest h with hostGPU[h+1] > g
 		m := int(uint(lo+hi) >> 1)
