@@ -3,6 +3,8 @@ package preempt
 import (
 	"math/bits"
 	"slices"
+
+	"github.com/blinksched/blink/topology"
 )
 
 // The top-down construction's evictions (topdown.go): the candidates in
@@ -76,10 +78,18 @@ func (p *Planner) tdByID(cands []int32) []int32 {
 }
 
 // tdAdd recomputes the hosts of candidate c, just put in V, and returns
-// the pods they gain.
+// the pods they gain. A candidate of whole hosts (tdWholeHosts) on a plain
+// cluster gains what each pod's host holds, its pods unread.
 func (p *Planner) tdAdd(c int32) int64 {
 	gain := int64(0)
 	lo, hi := p.tdPods(c)
+	if p.tdWholeHosts(c, hi-lo) {
+		per := p.tdPer[p.t.UniformHostGPUs()]
+		for e := lo; e < hi; e++ {
+			p.tdGain[e] = int16(per)
+		}
+		return int64(hi-lo) * int64(per)
+	}
 	for e := lo; e < hi; e++ { // a host of several pods is recomputed after each
 		if sole, ok := p.tdSole(&p.podBuf[e]); ok {
 			p.tdGain[e] = int16(sole)
@@ -97,6 +107,16 @@ func (p *Planner) tdAdd(c int32) int64 {
 		a.cap = nw
 	}
 	return gain
+}
+
+// tdWholeHosts reports whether candidate c, of n pods, has every pod take
+// all the GPUs of its host, as tdSole's plain case, from the job view
+// alone: on a plain cluster (tdPlain) of hosts of k GPUs, a job of whole
+// GPUs (milli = size·1000) whose size is n·k has k GPUs in each pod, as no
+// pod holds more than its host.
+func (p *Planner) tdWholeHosts(c int32, n int32) bool {
+	jb, k := &p.tdJobs[c], int64(p.t.UniformHostGPUs())
+	return p.tdPlain && k > 0 && jb.milli == int64(jb.size)*topology.FullGPU && int64(jb.size) == int64(n)*k
 }
 
 // tdPrune takes out of V, last evicted first, each of the n evicted
