@@ -118,8 +118,11 @@ func (v *Solver) wholeAdd(pods []topology.Pod, count int, check bool) (int, bool
 	if k := v.uniGPUs; k > 0 && k < 64 && !res {
 		all, fast = 1<<uint(k)-1, true
 	}
-	for i, p := range pods {
-		if check && !v.podOK(&p) {
+	nh := uint(v.t.NumHosts())
+	for i := range pods {
+		p := &pods[i]
+		plain := fast && uint(p.Host) < nh && p.Milli == 0 && p.GPUs&^all == 0 // podOK, read off
+		if check && !plain && !v.podOK(p) {
 			v.relBad = i
 			return count, false
 		}
@@ -144,7 +147,7 @@ func (v *Solver) wholeAdd(pods []topology.Pod, count int, check bool) (int, bool
 			acc[p.Host] |= p.GPUs
 		}
 		if res {
-			v.addRes(p, first)
+			v.addRes(*p, first)
 		}
 	}
 	return count, true
@@ -191,23 +194,23 @@ func (v *Solver) wholeEntries(b []int64, acc []uint64) {
 	}
 	sum[0] = 0
 	n, gpus := 0, int64(0)
+	full, allFull := v.relFull, uint64(1)<<uint(v.uniGPUs)-1 // below 64 where relFull is used (wholeAdd)
 	for w := 0; w < len(b); w += 2 {
 		b[w+1] = int64(n)
+		fw := full[w>>1]
 		for x := uint64(b[w]); x != 0; x &= x - 1 {
 			h := topology.HostID(w<<5 | bits.TrailingZeros64(x))
-			var whole uint64
-			if v.relFull[w>>1]&(1<<(uint(h)&63)) != 0 {
-				whole = 1<<uint(v.uniGPUs) - 1 // below 64 (wholeAdd)
-			} else {
-				whole = acc[h]
-			}
-			mask := whole
-			k := v.uniGPUs
-			if k == 0 {
-				k = t.HostGPUCount(h)
-			}
-			if k >= 64 || whole != 1<<uint(k)-1 { // not every GPU back
-				mask |= s.HostUnusedMask(h)
+			mask := allFull // given back whole by one pod
+			if fw&(1<<(uint(h)&63)) == 0 {
+				whole := acc[h]
+				mask = whole
+				k := v.uniGPUs
+				if k == 0 {
+					k = t.HostGPUCount(h)
+				}
+				if k >= 64 || whole != 1<<uint(k)-1 { // not every GPU back
+					mask |= s.HostUnusedMask(h)
+				}
 			}
 			e := hostOv{mask: mask, h: h}
 			if res {
@@ -217,7 +220,7 @@ func (v *Solver) wholeEntries(b []int64, acc []uint64) {
 			if v.rel[n] = e; placed {
 				ovs[n] = e
 			}
-			k = popcount(mask)
+			k := popcount(mask)
 			gpus += int64(k - int(free[h]))
 			if j, held := s.HostExclusive(h); held && j != v.r.Job && !v.isGone(j) {
 				k = 0
