@@ -26,8 +26,17 @@ func (v *Solver) reset() {
 	v.ovTaken = false
 }
 
-// ovAt returns host h's overlay index, or -1.
+// ovAt returns host h's overlay index, or -1. A released host listed in
+// the bitmap of released hosts (relOrder: dense releases) has its overlay at
+// its index in rel, where every install puts it (relSearch counts it), and
+// no stamp; other hosts are stamped when their overlay is made (ovFor).
 func (v *Solver) ovAt(h topology.HostID) int32 {
+	if b := v.relOrder; len(b) > 0 {
+		w, bit := 2*int(h>>6), uint64(1)<<(uint(h)&63)
+		if w < len(b) && uint64(b[w])&bit != 0 {
+			return int32(b[w+1]) + int32(bits.OnesCount64(uint64(b[w])&(bit-1)))
+		}
+	}
 	if v.ovStamp[h] != v.epoch {
 		return -1
 	}

@@ -377,28 +377,23 @@ func (v *Solver) installRelWhole() {
 		v.installPlaced()
 		return
 	}
-	kept := v.relKept
+	kept, stamp := v.relKept, len(v.relOrder) == 0 // a dense release's hosts are found by its bitmap (ovAt)
 	for i := range v.rel {
 		o, r := &v.ov[i], &v.rel[i]
 		if !kept || o.mask != r.mask || o.cpu != r.cpu || o.mem != r.mem {
 			*o = *r
 		}
-		v.ovIdx[r.h], v.ovStamp[r.h] = int32(i), v.epoch
+		if stamp {
+			v.ovIdx[r.h], v.ovStamp[r.h] = int32(i), v.epoch
+		}
 	}
 	v.relKept = true
 }
 
 // installPlaced is installRelWhole when wholeEntries already wrote the
-// overlays to v.ov (relPlaced, consumed here): it stamps their indexes,
-// listing the hosts by the bitmap (relOrder) rather than reading rel.
+// overlays to v.ov (relPlaced, consumed here): nothing is left to write,
+// ovAt finding them by the bitmap of released hosts (relOrder) wholeEntries
+// built.
 func (v *Solver) installPlaced() {
-	b, i := v.relOrder, int32(0)
-	for w := 0; w < len(b); w += 2 {
-		for x := uint64(b[w]); x != 0; x &= x - 1 {
-			h := w<<5 | bits.TrailingZeros64(x)
-			v.ovIdx[h], v.ovStamp[h] = i, v.epoch
-			i++
-		}
-	}
 	v.relPlaced, v.relKept = false, true
 }
