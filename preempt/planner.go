@@ -141,11 +141,15 @@ type Planner struct {
 	tdFirst   []int32
 	tdWords   []uint64       // the preemptible jobs tdCollect reads (State.PreemptibleSizeWords)
 	tdFetched int            // candidates tdEvict fetched
+	tdUnread  int            // candidates in V of whole hosts, their pods not read (tdWholeHosts)
+	tdRead    []int32        // tdToRead's scratch
+	tdWhole   []bool         // per collected job fetched or not: of whole hosts (tdToRead)
 	vPods     []topology.Pod // tdVictimPods' copy
 	// The best answer's victims' pods, when the top-down answer read them
 	// (bestPodsOK): the final placement need not read them again.
-	bestPods   []topology.Pod
-	bestPodsOK bool
+	bestPods    []topology.Pod
+	bestPodsOK  bool
+	bestTopDown bool // the best answer is the top-down one (its cost counted as it was built)
 	// milliHist counts GPUs by the milli freeing them costs (milliFloor).
 	milliHist []int64
 	// gpuBits is sortGPUs' bitmap of the cluster's GPUs.
@@ -268,7 +272,7 @@ func (p *Planner) Plan(s *topology.State, r *placement.Request, ready, expiry in
 	}
 	out.Victims = append(out.Victims, p.bestV...)
 	out.Cost = p.best // the top-down answer's, counted from its candidates
-	if !p.bestPodsOK {
+	if !p.bestTopDown {
 		out.Cost = p.costOf(p.bestV)
 	}
 	out.Bound = p.best

@@ -232,7 +232,8 @@ func (p *Planner) takeBest(c Cost, dom topology.DomainID, host topology.HostID, 
 	p.found, p.best, p.bestDom, p.bestHost, p.bestModel = true, c, dom, host, modelled
 	p.irreducible = false // until its proof says otherwise
 	p.bestPodsOK = false  // until the top-down answer gives them
-	p.lastJob = -1        // hostMayBeat's verdicts were against the old best
+	p.bestTopDown = false
+	p.lastJob = -1 // hostMayBeat's verdicts were against the old best
 }
 
 // hostMayBeat screens host h before its model is built: every victim set

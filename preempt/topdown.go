@@ -83,9 +83,13 @@ func (p *Planner) topDown() bool {
 	}
 	// V is irreducible either way: k victims, the fewest that can fit, or
 	// pruned last evicted first. Unproven, it is the answer to beat, and
-	// the search that follows reuses podBuf: its pods are copied out.
-	p.irreducible = true
-	p.bestPods, p.bestPodsOK = p.tdVictimPods(len(v), !proven), true
+	// the search that follows reuses podBuf: its pods are copied out. When
+	// some of its pods were not read (tdWholeHosts), the final placement
+	// reads them all.
+	p.irreducible, p.bestTopDown = true, true
+	if p.tdUnread == 0 {
+		p.bestPods, p.bestPodsOK = p.tdVictimPods(len(v), !proven), true
+	}
 	if proven {
 		p.topDowns++
 		p.topDownsPruned += b2i(pruned)

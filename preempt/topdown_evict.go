@@ -19,7 +19,8 @@ import (
 // reads of their job records, pods and hosts go forward through memory
 // instead of jumping (largest first is no order there); the others, only if
 // those do not suffice, in order, one at a time. Each batch is read in one
-// tight loop (tdFetch), which keeps many reads in flight at once.
+// tight loop (tdFetch), which keeps many reads in flight at once; the pods
+// of candidates of whole hosts (tdWholeHosts) are not read at all.
 func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 	if len(p.tdAcc) < p.t.NumHosts() {
 		p.tdAcc, p.tdEp = make([]tdHost, p.t.NumHosts()), 0
@@ -34,10 +35,10 @@ func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 	}
 	p.tdPlain = s.HealthyGPUs(0) == p.t.NumGPUs() && !p.tdNom
 	limit = min(limit, len(p.order))
-	p.podBuf, p.candLinks, p.tdGain, p.tdFetched = p.podBuf[:0], p.candLinks[:0], p.tdGain[:0], 0
-	p.tdSpan = resize(p.tdSpan, len(p.tdJobs))
+	p.podBuf, p.candLinks, p.tdGain, p.tdFetched, p.tdUnread = p.podBuf[:0], p.candLinks[:0], p.tdGain[:0], 0, 0
+	p.tdSpan, p.tdWhole = resize(p.tdSpan, len(p.tdJobs)), resize(p.tdWhole, len(p.tdJobs))
 	first := p.tdByID(p.order[:limit])
-	p.tdFetch(first)
+	p.tdFetch(p.tdToRead(first))
 	gain := int64(0)
 	for _, c := range first {
 		p.tdIn[c] = true
@@ -47,7 +48,7 @@ func (p *Planner) tdEvict(limit int, lack int64) (int, int64, bool) {
 		return limit, gain, true
 	}
 	rest := p.order[limit:]
-	p.tdFetch(rest)
+	p.tdFetch(p.tdToRead(rest))
 	for i, c := range rest {
 		p.tdIn[c] = true
 		gain += p.tdAdd(c)
@@ -77,19 +78,31 @@ func (p *Planner) tdByID(cands []int32) []int32 {
 	return ids
 }
 
+// tdToRead returns those of cands whose pods tdAdd reads: all but the
+// candidates of whole hosts, which it notes in tdWhole.
+func (p *Planner) tdToRead(cands []int32) []int32 {
+	read := p.tdRead[:0]
+	for _, c := range cands {
+		whole := p.tdWholeHostsOf(c)
+		p.tdWhole[c] = whole
+		if !whole {
+			read = append(read, c)
+		}
+	}
+	p.tdRead = read
+	return read
+}
+
 // tdAdd recomputes the hosts of candidate c, just put in V, and returns
 // the pods they gain. A candidate of whole hosts (tdWholeHosts) on a plain
-// cluster gains what each pod's host holds, its pods unread.
+// cluster gains what each pod's host holds (tdWholeGain), its pods unread.
 func (p *Planner) tdAdd(c int32) int64 {
+	if p.tdWholeHosts(c) {
+		p.tdUnread++
+		return p.tdWholeGain(c)
+	}
 	gain := int64(0)
 	lo, hi := p.tdPods(c)
-	if p.tdWholeHosts(c, hi-lo) {
-		per := p.tdPer[p.t.UniformHostGPUs()]
-		for e := lo; e < hi; e++ {
-			p.tdGain[e] = int16(per)
-		}
-		return int64(hi-lo) * int64(per)
-	}
 	for e := lo; e < hi; e++ { // a host of several pods is recomputed after each
 		if sole, ok := p.tdSole(&p.podBuf[e]); ok {
 			p.tdGain[e] = int16(sole)
@@ -109,14 +122,26 @@ func (p *Planner) tdAdd(c int32) int64 {
 	return gain
 }
 
-// tdWholeHosts reports whether candidate c, of n pods, has every pod take
-// all the GPUs of its host, as tdSole's plain case, from the job view
-// alone: on a plain cluster (tdPlain) of hosts of k GPUs, a job of whole
-// GPUs (milli = size·1000) whose size is n·k has k GPUs in each pod, as no
-// pod holds more than its host.
-func (p *Planner) tdWholeHosts(c int32, n int32) bool {
+// tdWholeHosts reports whether candidate c, fetched or not (tdToRead), has
+// every pod take all the GPUs of its host (tdWholeHostsOf).
+func (p *Planner) tdWholeHosts(c int32) bool { return p.tdWhole[c] }
+
+// tdWholeHostsOf reports whether candidate c has every pod take all the
+// GPUs of its host, as tdSole's plain case, from the job view alone: on a
+// plain cluster (tdPlain) of hosts of k GPUs, a job of whole GPUs (milli =
+// size·1000) of n pods whose size is n·k has k GPUs in each pod, as no pod
+// holds more than its host. Its pods are then never read, nor recorded.
+func (p *Planner) tdWholeHostsOf(c int32) bool {
 	jb, k := &p.tdJobs[c], int64(p.t.UniformHostGPUs())
-	return p.tdPlain && k > 0 && jb.milli == int64(jb.size)*topology.FullGPU && int64(jb.size) == int64(n)*k
+	n := int64(p.npods[jb.id])
+	return p.tdPlain && k > 0 && jb.milli == int64(jb.size)*topology.FullGPU && int64(jb.size) == n*k
+}
+
+// tdWholeGain is what candidate c of whole hosts gains the request (or
+// loses it, taken out of V): each of its pods' hosts, all of whose GPUs it
+// frees.
+func (p *Planner) tdWholeGain(c int32) int64 {
+	return int64(p.npods[p.tdJobs[c].id]) * int64(p.tdPer[p.t.UniformHostGPUs()])
 }
 
 // tdPrune takes out of V, last evicted first, each of the n evicted
@@ -130,6 +155,7 @@ func (p *Planner) tdPrune(n int, gain, lack int64) int64 {
 		if loss := p.tdLoss(c); gain-loss >= lack {
 			gain -= loss
 			p.tdRecompute(c)
+			p.tdUnread -= b2i(p.tdWholeHosts(c))
 			continue
 		}
 		p.tdIn[c] = true
@@ -140,6 +166,9 @@ func (p *Planner) tdPrune(n int, gain, lack int64) int64 {
 // tdRecompute stores the capacities of the hosts of candidate c, just taken
 // out of V, that have records.
 func (p *Planner) tdRecompute(c int32) {
+	if p.tdWholeHosts(c) {
+		return // no records
+	}
 	lo, hi := p.tdPods(c)
 	for e := lo; e < hi; e++ {
 		if p.tdGain[e] >= 0 { // alone on its host: no record

@@ -130,6 +130,9 @@ func (p *Planner) tdCap(h topology.HostID, a *tdHost) int32 {
 // out of V (their records keep the capacities with c in V). A host where no
 // other pod of V is goes back to what the State's histograms count for it.
 func (p *Planner) tdLoss(c int32) int64 {
+	if p.tdWholeHosts(c) {
+		return p.tdWholeGain(c)
+	}
 	loss := int64(0)
 	if p.tdSeen++; p.tdSeen == 0 { // wrapped: clear the stamps
 		for h := range p.tdAcc {
