@@ -49,42 +49,74 @@ func (v *Solver) buildWhole() bool {
 	return ok
 }
 
-// gatherWhole gathers the gone jobs' pods wholeBatch jobs at a time. Once
-// they are many (denseRel) and while buildWhole applies, it passes each
-// batch over at once (wholeAdd) and drops it. It reports true when it
-// built the entries; false leaves every pod in relPods for buildRel.
+// gatherWhole gathers the gone jobs' pods wholeBatch jobs at a time. When
+// they are many (denseRel, counted from the job view) and while buildWhole
+// applies, it passes each batch over at once (wholeAdd) and drops it; a job
+// of one pod that takes all its host's GPUs (wholeSingles) is read off the
+// job view instead. It reports true when it built the entries; false
+// leaves every pod in relPods for buildRel.
 func (v *Solver) gatherWhole() bool {
 	if !v.wholeApplies() {
+		v.gatherRel()
+		return false
+	}
+	gone, counts, total := v.gone, v.s.JobPodCounts(), 0
+	for _, j := range gone {
+		if j >= 0 && int(j) < len(counts) {
+			total += int(counts[j])
+		}
+	}
+	if total*8 < relWords(v.t) { // not dense: buildRel lists the hosts
 		v.gatherRel()
 		return false
 	}
 	if cap(v.relStarts) < wholeBatch {
 		v.relStarts = make([]int32, wholeBatch)
 	}
-	pods, starts, gone := v.relPods[:0], v.relStarts[:wholeBatch], v.gone
-	count, whole := 0, false // whole: the pass over the pods has begun
+	v.wholeBegin()
+	pods, starts, count := v.relPods[:0], v.relStarts[:wholeBatch], 0
 	for i := 0; i < len(gone); i += wholeBatch {
-		pods = v.s.AppendJobsPods(pods, gone[i:min(i+wholeBatch, len(gone))], starts)
-		if !whole && len(pods)*8 < relWords(v.t) { // not dense yet: keep them
-			continue
-		}
-		if !whole {
-			v.wholeBegin()
-			whole = true
-		}
+		batch := v.wholeSingles(gone[i:min(i+wholeBatch, len(gone))], &count)
+		pods = v.s.AppendJobsPods(pods[:0], batch, starts)
 		var ok bool
 		if count, ok = v.wholeAdd(pods, count, false); !ok { // a fraction: gather them all for buildRel
 			v.gatherRel()
 			return false
 		}
-		pods = pods[:0]
 	}
-	v.relPods = pods
-	if !whole {
-		return false
-	}
+	v.relPods = pods[:0]
 	v.wholeEnd(count)
 	return true
+}
+
+// wholeSingles marks, as wholeAdd would (count: hosts marked), the hosts of
+// the jobs of batch that have one pod taking all its host's GPUs — of whole
+// GPUs (milli = size·1000) and size the uniform host's — from the job view,
+// on trees of uniform hosts for requests that ask no CPU or memory; it
+// returns the other jobs (v.relRest), whose pods the caller reads.
+func (v *Solver) wholeSingles(batch []topology.JobID, count *int) []topology.JobID {
+	k := v.uniGPUs
+	if k <= 0 || k >= 64 || v.relUseRes {
+		return batch
+	}
+	s := v.s
+	counts, sizes, millis, hosts := s.JobPodCounts(), s.JobSizes(), s.JobMilliGPUs(), s.JobFirstHosts()
+	b, full, rest := v.relOrder, v.relFull, v.relRest[:0]
+	for _, j := range batch {
+		if j < 0 || int(j) >= len(counts) || counts[j] != 1 || int(sizes[j]) != k || millis[j] != uint64(k)*topology.FullGPU {
+			rest = append(rest, j)
+			continue
+		}
+		h := hosts[j]
+		w, bit := 2*int(h>>6), int64(1)<<(uint(h)&63)
+		full[w>>1] |= uint64(bit)
+		if b[w]&bit == 0 {
+			b[w] |= bit
+			*count++
+		}
+	}
+	v.relRest = rest
+	return rest
 }
 
 // wholeBegin clears the bitmaps of released hosts for wholeAdd and decides

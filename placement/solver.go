@@ -84,6 +84,7 @@ type Solver struct {
 	relPods   []topology.Pod   // scratch: the gone jobs' pods (after gatherWhole built the entries, its last batch only)
 	relStarts []int32          // gatherRel's and gatherWhole's scratch: where each job's pods start
 	relJobs   []topology.JobID // scratch
+	relRest   []topology.JobID // wholeSingles' scratch: the jobs whose pods are read
 	hostCaps  []int64          // fillHosts' scratch: capacities of a rack's hosts
 	relAll    bool             // released hosts share every GPU: no failed GPU, unhealthy host or nomination
 	relCapG   int32            // GPUs per pod relCapSum is for (0: none)

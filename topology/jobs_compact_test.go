@@ -40,6 +40,9 @@ func oracleCompareJobView(s *State, m *oracleModel) error {
 		if got != want {
 			return fmt.Errorf("job view of %d = %+v, oracle %+v", id, got, want)
 		}
+		if j != nil && len(j.pods) > 0 && s.JobFirstHosts()[id] != j.pods[0].Host {
+			return fmt.Errorf("job %d's first pod on host %d, the view says %d", id, j.pods[0].Host, s.JobFirstHosts()[id])
+		}
 	}
 	if err := oracleCompareCover(s, m); err != nil {
 		return err

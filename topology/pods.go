@@ -206,6 +206,7 @@ func (s *State) moveJob(id JobID, pods []Pod) error {
 	rec.first, rec.last = first, last
 	s.wJob(id, rec)
 	s.w32(&s.jobPod0[id], first+1)
+	s.w32((*int32)(&s.jobHost0[id]), int32(s.pods[first].Host))
 	return nil
 }
 
@@ -245,6 +246,9 @@ func (s *State) replacePods(id JobID, ranks []int32, pods []Pod) error {
 			return fmt.Errorf("pod %d: %w", ranks[i], err)
 		}
 		s.putAt(slot, id, info, s.pods[slot].rank, pods[i], s.pods[slot].jnext)
+		if s.pods[slot].rank == 0 { // the first pod: its host in the job view
+			s.w32((*int32)(&s.jobHost0[id]), int32(pods[i].Host))
+		}
 	}
 	return nil
 }

@@ -213,7 +213,10 @@ func (s *State) AppendJobPods(dst []Pod, id JobID) []Pod {
 	if id < 0 || int(id) >= s.viewLen() {
 		return dst
 	}
-	k, n, pods := len(dst), int(s.jobPods[id]), s.pods // n and jobPod0 are 0 when absent
+	k, n, pods := len(dst), int(s.jobPods[id]), s.pods // n is 0 when absent
+	if n == 0 {
+		return dst
+	}
 	dst = slices.Grow(dst, n)[:k+n]
 	for p := s.jobPod0[id] - 1; p >= 0; p = pods[p].jnext {
 		dst[k] = pods[p].Pod
@@ -230,10 +233,10 @@ func (s *State) AppendJobPods(dst []Pod, id JobID) []Pod {
 // thousands of jobs, markedly faster than AppendJobPods job by job.
 func (s *State) AppendJobsPods(dst []Pod, ids []JobID, starts []int32) []Pod {
 	starts = starts[:len(ids)]
-	pod0 := s.jobPod0[:s.viewLen()]
+	pod0, n := s.jobPod0[:s.viewLen()], s.jobPods
 	for i, id := range ids { // the first pod of each, -1 for none
 		starts[i] = -1
-		if id >= 0 && int(id) < len(pod0) {
+		if id >= 0 && int(id) < len(pod0) && n[id] > 0 {
 			starts[i] = pod0[id] - 1
 		}
 	}
