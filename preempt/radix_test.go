@@ -1,6 +1,7 @@
 package preempt
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -66,11 +67,8 @@ func TestTDSort(t *testing.T) {
 		for k := range want {
 			want[k] = int32(k)
 		}
-		slices.SortStableFunc(want, func(a, b int32) int {
-			if c := cmp3(int64(jobs[b].size), int64(jobs[a].size)); c != 0 {
-				return c
-			}
-			return cmp3(jobs[a].milli, jobs[b].milli)
+		slices.SortStableFunc(want, func(a, b int32) int { // size descending, then milli
+			return cmp.Or(cmp.Compare(jobs[b].size, jobs[a].size), cmp.Compare(jobs[a].milli, jobs[b].milli))
 		})
 		if !slices.Equal(want, p.order) {
 			t.Fatalf("seed %d, instance %d (%d candidates): order differs", seed, i, len(jobs))
