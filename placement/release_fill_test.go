@@ -155,3 +155,38 @@ func TestReleaseWholeOracle(t *testing.T) {
 	t.Logf("%d builds of whole-GPU entries checked (seed %d)", built, seed)
 	require.Positive(t, built)
 }
+
+// TestSparseReleaseSameAnswer: a few jobs gone on a large full cluster (a
+// sparse release: their hosts listed without a bitmap, found through the
+// overlays' stamps), and a request whose pods share a released host (so
+// the fill assigns to it through its overlay), answered as the general paths
+// (Solver.legacy) answer, attempt after attempt.
+func TestSparseReleaseSameAnswer(t *testing.T) {
+	tree, err := topology.BuildShape(topology.NVL72(1))
+	require.NoError(t, err)
+	s := topology.NewState(tree)
+	var ops []topology.Op
+	for h := range topology.HostID(tree.NumHosts()) {
+		if h == 5 || h == 700 {
+			continue // job 0 holds them
+		}
+		ops = append(ops, topology.AddJob(topology.JobID(h)+1, topology.Job{Priority: 5}, topology.Pod{Host: h, GPUs: 0xF}))
+	}
+	ops = append(ops, topology.AddJob(0, topology.Job{Priority: 1, Preemptible: true},
+		topology.Pod{Host: 5, GPUs: 0xF}, topology.Pod{Host: 700, GPUs: 0xF}))
+	require.NoError(t, s.Apply(topology.Delta{Ops: ops}))
+	var fast, slow Solver
+	slow.legacy = true
+	var pf, ps Plan
+	gone := []topology.JobID{0}
+	for _, r := range []*Request{
+		{Job: 9000, Sets: []PodSet{{Pods: 4, GPUs: 2}}},
+		{Job: 9000, Sets: []PodSet{{Pods: 2, GPUs: 2}, {Pods: 4, GPUs: 1}}},
+		{Job: 9000, Sets: []PodSet{{Pods: 8, GPUs: 1}}},
+		{Job: 9000, Sets: []PodSet{{Pods: 3, GPUs: 2}}},
+	} {
+		for range 2 { // the second call finds the overlays in place
+			require.True(t, requireSameWithout(t, &fast, &slow, s, r, 0, gone, &pf, &ps, fmt.Sprint(r.Sets)), "%v", r.Sets)
+		}
+	}
+}
