@@ -21,7 +21,11 @@ import (
 //
 // release runs the pass over the pods as it gathers them (gatherWhole): a
 // few jobs' pods at a time, each batch summed while it is in the cache and
-// then dropped, so the pods are neither written out whole nor read back.
+// then dropped, so the pods are neither written out whole nor read back. On
+// trees of uniform hosts, a pod of all its host's GPUs marks the host in a
+// bitmap of hosts given back whole (relFull) instead of summing into
+// relAcc, and a gone job of one such pod is released from the job view
+// (State.JobFirstHosts), its pod not read at all.
 
 // wholeBatch is how many jobs' pods gatherWhole gathers at a time: few
 // enough that a batch of a few pods each stays in the cache.
@@ -141,9 +145,10 @@ func (v *Solver) wholeBegin() {
 // sums what they give back in relAcc (and relRes). count is the number of
 // hosts marked so far; it returns the new count, or false on a pod of a
 // fraction, or (check: pods from a caller) on a pod not podOK, whose index
-// it leaves in relBad. On a tree of uniform hosts a pod of all its host's GPUs is
-// marked in relFull instead of summed (no other pod takes a GPU there), which
-// keeps the pass and wholeEntries off relAcc, a word per host of the tree.
+// it leaves in relBad. On a tree of uniform hosts a pod of all its host's
+// GPUs is marked in relFull instead of summed (no other pod takes a GPU
+// there), which keeps the pass and wholeEntries off relAcc, a word per host
+// of the tree.
 func (v *Solver) wholeAdd(pods []topology.Pod, count int, check bool) (int, bool) {
 	b, acc, res, full := v.relOrder, v.relAcc, v.relUseRes, v.relFull
 	all, fast := uint64(0), false // fast: pods of all their host's GPUs go to relFull

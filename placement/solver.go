@@ -81,7 +81,7 @@ type Solver struct {
 	relRes    [][2]int32       // per host: the CPU and memory they gave back, when relUseRes
 	relUseRes bool             // buildWhole sums CPU and memory: a pod set asks for them (resSets)
 	gone      []topology.JobID // sorted
-	relPods   []topology.Pod   // scratch: the gone jobs' pods (after gatherWhole built the entries, its last batch only)
+	relPods   []topology.Pod   // scratch: the gone jobs' pods (empty once gatherWhole built the entries)
 	relStarts []int32          // gatherRel's and gatherWhole's scratch: where each job's pods start
 	relJobs   []topology.JobID // scratch
 	relRest   []topology.JobID // wholeSingles' scratch: the jobs whose pods are read
