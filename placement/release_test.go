@@ -293,8 +293,14 @@ func TestReleaseAllocs(t *testing.T) {
 			ok, _, err := v.PlaceWithout(s, r, 0, tc.gone, &plan)
 			require.NoError(t, err)
 			require.True(t, ok)
-			require.Equal(t, tc.dense, len(v.relOrder) > 0) // listed by bitmap (relPods may hold only the last batch)
+			require.Equal(t, tc.dense, len(v.relOrder) > 0) // listed by bitmap
 			allocs := testing.AllocsPerRun(20, func() { _, _, _ = v.PlaceWithout(s, r, 0, tc.gone, &plan) })
+			require.Zero(t, allocs)
+			pods := s.AppendJobsPods(nil, tc.gone, make([]int32, len(tc.gone))) // given: the same, nothing allocated
+			ok, _, err = v.PlaceWithoutPods(s, r, 0, tc.gone, pods, &plan)
+			require.NoError(t, err)
+			require.True(t, ok)
+			allocs = testing.AllocsPerRun(20, func() { _, _, _ = v.PlaceWithoutPods(s, r, 0, tc.gone, pods, &plan) })
 			require.Zero(t, allocs)
 		})
 	}
