@@ -53,7 +53,9 @@ func (s *State) AppendAdmitted(dst []HostMask, id JobID, info *Job) []HostMask {
 // Admitted is AppendAdmitted's answer for one job, with the range counts
 // planners ask of it: how many of those GPUs a host range holds, and how
 // many pods of g GPUs they can add to a capacity counted from free GPUs.
-// Collect fills it, reusing its buffers; the zero value is empty.
+// Collect fills it, reusing its buffers; the zero value is empty. Mask
+// keeps a cursor (and, asked often, an index) in it: one Admitted serves
+// one caller at a time.
 type Admitted struct {
 	hosts  []HostMask // hosts ascending
 	sum    []int64    // sum[i]: the GPUs of hosts[:i]
