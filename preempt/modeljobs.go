@@ -119,12 +119,17 @@ func (p *Planner) scanCands(mode int) {
 // whose churn has scattered its pods it reads at most 4 times as many.
 func (p *Planner) fetchPods(all bool) {
 	s, jobs, pods := p.s, p.scanJobs, p.podBuf[:0]
-	if !all {
+	if !all { // all their first pods' slots, then all their pods: the reads overlap
+		ids := p.idBuf[:0]
 		for k := range jobs {
-			jobs[k].lo = int32(len(pods))
-			pods = s.AppendJobPods(pods, jobs[k].id)
+			ids = append(ids, jobs[k].id)
 		}
-		p.podBuf = pods
+		p.idBuf = ids
+		p.tdStarts = resize(p.tdStarts, len(ids))
+		p.podBuf = s.AppendJobsPods(pods, ids, p.tdStarts)
+		for k := range jobs {
+			jobs[k].lo = p.tdStarts[k]
+		}
 		return
 	}
 	k := 0
