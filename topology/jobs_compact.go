@@ -6,19 +6,18 @@ import (
 )
 
 // The compact job view: per job id, the priority, pod count, milli-GPUs,
-// size, and first pod's slot and host of the live job with that id, and a
-// bit for the preemptible ones, in flat arrays a planner scans without
-// touching the job table. A job record is
+// size and first pod's host of the live job with that id, and a bit for the
+// preemptible ones, in flat arrays a planner scans without touching the job
+// table. A job record is
 // about a hundred bytes and a cluster of a million GPUs holds hundreds of
 // thousands of jobs: a scan for preemption candidates that reads every
 // record streams tens of megabytes, one over these arrays four bytes a job.
 //
 // A job's attributes, pod count and pod shapes change only when it is added
 // or removed (moves and replacements keep every pod's shape), so addJob and
-// removeJob keep the view, moveJob the first pod's slot and host, and
-// replacePods the first pod's host (replacements keep the slots), with
-// journaled writes like every other; removeJob leaves the first pod's slot
-// and host, which mean nothing once the pod count is 0. Reserve
+// removeJob keep the view, and moveJob and replacePods the first pod's
+// host, with journaled writes like every other; removeJob leaves the first
+// pod's host, which means nothing once the pod count is 0. Reserve
 // grows it with the job table, before any write. Ids the view does not reach
 // (the table also grows outside Apply, for absent ids) are absent. Check
 // compares it with the job table.
@@ -29,7 +28,6 @@ type jobView struct {
 	jobPods     []int32           // its pod count
 	jobMilli    []uint64          // the milli-GPUs its pods hold
 	jobSizes    []int32           // its size (presize.go)
-	jobPod0     []int32           // 1 + the slot of its first pod (live jobs only: see jobPods)
 	jobHost0    []HostID          // the host of its first pod (live jobs only)
 	jobPre      []uint64          // bit j: job j is live and preemptible
 	movHist     [movBuckets]int32 // movable preemptible jobs by GPUs touched (movable.go)
@@ -83,7 +81,6 @@ func (s *State) growJobView() {
 	s.jobPods = append(s.jobPods, make([]int32, n-len(s.jobPods))...)
 	s.jobMilli = append(s.jobMilli, make([]uint64, n-len(s.jobMilli))...)
 	s.jobSizes = append(s.jobSizes, make([]int32, n-len(s.jobSizes))...)
-	s.jobPod0 = append(s.jobPod0, make([]int32, n-len(s.jobPod0))...)
 	s.jobHost0 = append(s.jobHost0, make([]HostID, n-len(s.jobHost0))...)
 	if w := (n + 63) / 64; len(s.jobPre) < w {
 		s.jobPre = append(s.jobPre, make([]uint64, w-len(s.jobPre))...)
@@ -98,7 +95,6 @@ func (s *State) reserveJobView(jobs int) {
 	s.jobPods = slices.Grow(s.jobPods, n)
 	s.jobMilli = slices.Grow(s.jobMilli, n)
 	s.jobSizes = slices.Grow(s.jobSizes, n)
-	s.jobPod0 = slices.Grow(s.jobPod0, n)
 	s.jobHost0 = slices.Grow(s.jobHost0, n)
 	s.jobPre = slices.Grow(s.jobPre, (n+63)/64+1)
 	s.reservePreIndex((n+63)/64 + 1)
@@ -123,7 +119,6 @@ func (s *State) setJobView(id JobID) {
 	s.w64(&s.jobMilli[id], uint64(milli))
 	s.w32(&s.jobSizes[id], int32(size))
 	if r.live && r.first >= 0 { // left as they are when it goes
-		s.w32(&s.jobPod0[id], r.first+1)
 		s.w32((*int32)(&s.jobHost0[id]), int32(s.pods[r.first].Host))
 	}
 	if pre {
@@ -144,8 +139,8 @@ func b2u(b bool) uint64 {
 // clone copies the view, keeping its spare room (see Grow).
 func (v *jobView) clone() jobView {
 	return jobView{jobPrio: cloneRoom(v.jobPrio), jobPods: cloneRoom(v.jobPods),
-		jobMilli: cloneRoom(v.jobMilli), jobSizes: cloneRoom(v.jobSizes), jobPod0: cloneRoom(v.jobPod0),
-		jobHost0: cloneRoom(v.jobHost0), jobPre: cloneRoom(v.jobPre), movHist: v.movHist, endJobs: v.endJobs, preSizeHist: v.preSizeHist,
+		jobMilli: cloneRoom(v.jobMilli), jobSizes: cloneRoom(v.jobSizes), jobHost0: cloneRoom(v.jobHost0),
+		jobPre: cloneRoom(v.jobPre), movHist: v.movHist, endJobs: v.endJobs, preSizeHist: v.preSizeHist,
 		preIndex: v.clonePreIndex()}
 }
 
@@ -154,23 +149,23 @@ func cloneRoom[T any](s []T) []T { return append(make([]T, 0, cap(s)), s...) }
 
 // bytes is the view's share of MemoryBytes.
 func (v *jobView) bytes() int {
-	return bytesOf(v.jobPrio) + bytesOf(v.jobPods) + bytesOf(v.jobMilli) + bytesOf(v.jobSizes) + bytesOf(v.jobPod0) +
-		bytesOf(v.jobHost0) + bytesOf(v.jobPre) + v.preIndexBytes()
+	return bytesOf(v.jobPrio) + bytesOf(v.jobPods) + bytesOf(v.jobMilli) + bytesOf(v.jobSizes) + bytesOf(v.jobHost0) +
+		bytesOf(v.jobPre) + v.preIndexBytes()
 }
 
 // checkJobView compares the view with the job table.
 func (s *State) checkJobView() error {
 	n := len(s.jobPrio)
-	if len(s.jobPods) != n || len(s.jobMilli) != n || len(s.jobSizes) != n || len(s.jobPod0) != n ||
-		len(s.jobHost0) != n || len(s.jobPre) != (n+63)/64 {
-		return fmt.Errorf("check: job view arrays of lengths %d, %d, %d, %d, %d, %d, %d words",
-			n, len(s.jobPods), len(s.jobMilli), len(s.jobSizes), len(s.jobPod0), len(s.jobHost0), len(s.jobPre))
+	if len(s.jobPods) != n || len(s.jobMilli) != n || len(s.jobSizes) != n || len(s.jobHost0) != n ||
+		len(s.jobPre) != (n+63)/64 {
+		return fmt.Errorf("check: job view arrays of lengths %d, %d, %d, %d, %d, %d words",
+			n, len(s.jobPods), len(s.jobMilli), len(s.jobSizes), len(s.jobHost0), len(s.jobPre))
 	}
 	for j := range max(len(s.jobs), len(s.jobPrio)) {
 		var want jobEntry
 		if j < len(s.jobs) && s.jobs[j].live {
 			r := &s.jobs[j]
-			want = jobEntry{r.info.Priority, r.n, uint64(s.JobMilliGPU(JobID(j))), int32(s.jobSize(JobID(j))), r.first + 1,
+			want = jobEntry{r.info.Priority, r.n, uint64(s.JobMilliGPU(JobID(j))), int32(s.jobSize(JobID(j))),
 				s.pods[r.first].Host, r.info.Preemptible}
 		}
 		if j >= len(s.jobPrio) {
@@ -179,10 +174,10 @@ func (s *State) checkJobView() error {
 			}
 			continue
 		}
-		got := jobEntry{s.jobPrio[j], s.jobPods[j], s.jobMilli[j], s.jobSizes[j], s.jobPod0[j], s.jobHost0[j],
+		got := jobEntry{s.jobPrio[j], s.jobPods[j], s.jobMilli[j], s.jobSizes[j], s.jobHost0[j],
 			s.jobPre[j>>6]&(1<<(uint(j)&63)) != 0}
-		if want.pods == 0 { // the first pod's slot and host mean nothing then
-			got.pod0, got.host0 = 0, 0
+		if want.pods == 0 { // the first pod's host means nothing then
+			got.host0 = 0
 		}
 		if got != want {
 			return fmt.Errorf("check: job %d: view %+v, job table %+v", j, got, want)
@@ -198,7 +193,7 @@ func (s *State) checkJobView() error {
 type jobEntry struct {
 	prio, pods int32
 	milli      uint64
-	size, pod0 int32
+	size       int32
 	host0      HostID
 	pre        bool
 }

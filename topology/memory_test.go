@@ -28,7 +28,7 @@ func TestMemoryBytesCountsEverySlice(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	records := map[string]bool{"jobs": true, "pods": true, "noms": true, "jobPrio": true, "jobPods": true, "jobMilli": true, "jobSizes": true, "jobPod0": true, "jobHost0": true, "jobPre": true, "preClassW": true}
+	records := map[string]bool{"jobs": true, "pods": true, "noms": true, "jobPrio": true, "jobPods": true, "jobMilli": true, "jobSizes": true, "jobHost0": true, "jobPre": true, "preClassW": true}
 	var topo, jobs int
 	var walk func(v reflect.Value)
 	walk = func(v reflect.Value) {

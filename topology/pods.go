@@ -205,7 +205,6 @@ func (s *State) moveJob(id JobID, pods []Pod) error {
 	}
 	rec.first, rec.last = first, last
 	s.wJob(id, rec)
-	s.w32(&s.jobPod0[id], first+1)
 	s.w32((*int32)(&s.jobHost0[id]), int32(s.pods[first].Host))
 	return nil
 }

@@ -218,7 +218,7 @@ func (s *State) AppendJobPods(dst []Pod, id JobID) []Pod {
 		return dst
 	}
 	dst = slices.Grow(dst, n)[:k+n]
-	for p := s.jobPod0[id] - 1; p >= 0; p = pods[p].jnext {
+	for p := s.jobs[id].first; p >= 0; p = pods[p].jnext {
 		dst[k] = pods[p].Pod
 		k++
 	}
@@ -228,16 +228,16 @@ func (s *State) AppendJobPods(dst []Pod, id JobID) []Pod {
 // AppendJobsPods appends the pods of jobs ids to dst, job after job, each in
 // rank order (an absent id has none), and sets starts[i] (len(starts) ≥
 // len(ids)) to where job ids[i]'s pods begin in dst. It reads every job's
-// first pod slot first (the job view's: four bytes a job, not its record)
-// and then every pod, so that the reads of scattered records overlap: for
-// thousands of jobs, markedly faster than AppendJobPods job by job.
+// first pod slot first and then every pod, so that the reads of scattered
+// records overlap: for thousands of jobs, markedly faster than
+// AppendJobPods job by job.
 func (s *State) AppendJobsPods(dst []Pod, ids []JobID, starts []int32) []Pod {
 	starts = starts[:len(ids)]
-	pod0, n := s.jobPod0[:s.viewLen()], s.jobPods
+	n := s.jobPods[:s.viewLen()]
 	for i, id := range ids { // the first pod of each, -1 for none
 		starts[i] = -1
-		if id >= 0 && int(id) < len(pod0) && n[id] > 0 {
-			starts[i] = pod0[id] - 1
+		if id >= 0 && int(id) < len(n) && n[id] > 0 {
+			starts[i] = s.jobs[id].first
 		}
 	}
 	pods := s.pods
