@@ -151,7 +151,7 @@ func (s *State) needsJournal(d *Delta) bool {
 // (ReplacePods re-places pods in their own), only Nominate takes a
 // nomination record: a Delta of other operations grows nothing.
 func (s *State) reserve(d *Delta) error {
-	maxJob, pods, noms, buckets := JobID(-1), 0, 0, uint64(0)
+	maxJob, pods, noms := JobID(-1), 0, 0
 	for i := range d.Ops {
 		op := &d.Ops[i]
 		id := op.Job
@@ -159,9 +159,6 @@ func (s *State) reserve(d *Delta) error {
 		case OpAddJob:
 			maxJob = max(maxJob, id)
 			pods += len(op.Pods)
-			if op.Info.Preemptible {
-				buckets |= 1 << uint(prioBucket(op.Info.Priority))
-			}
 		case OpNominate:
 			id = op.Nomination.Job
 			maxJob = max(maxJob, id)
@@ -185,9 +182,6 @@ func (s *State) reserve(d *Delta) error {
 	}
 	if len(s.jobPrio) < len(s.jobs) {
 		s.growJobView()
-	}
-	if buckets&^s.preUsed != 0 {
-		s.usePreBuckets(buckets, len(s.jobPre))
 	}
 	if pods > 0 {
 		if free := len(s.pods) - int(s.nPods); free < pods {

@@ -105,10 +105,6 @@ func (s *State) reserveJobView(jobs int) {
 // summed.
 func (s *State) setJobView(id JobID) {
 	r := &s.jobs[id]
-	w, bit := &s.jobPre[id>>6], uint64(1)<<(uint(id)&63)
-	if *w&bit != 0 { // out of the index under its old priority and size
-		s.indexPre(id, s.jobPrio[id], int64(s.jobSizes[id]), false)
-	}
 	prio, n, milli, size, pre := int32(0), int32(0), int64(0), int64(0), false
 	if r.live {
 		prio, n, pre = r.info.Priority, r.n, r.info.Preemptible
@@ -121,9 +117,7 @@ func (s *State) setJobView(id JobID) {
 	if r.live && r.first >= 0 { // left as they are when it goes
 		s.w32((*int32)(&s.jobHost0[id]), int32(s.pods[r.first].Host))
 	}
-	if pre {
-		s.indexPre(id, prio, size, true)
-	}
+	w, bit := &s.jobPre[id>>6], uint64(1)<<(uint(id)&63)
 	if nw := *w&^bit | b2u(pre)*bit; nw != *w {
 		s.w64(w, nw)
 	}

@@ -12,9 +12,9 @@ import (
 //   - Per priority bucket (prioBucket, the grouping of PreemptibleBelow)
 //     and size class (preClass: the bit length of the job's size, the last
 //     class open-ended), a bitset over job ids of the live preemptible jobs
-//     of that bucket and class, allocated for a bucket when Apply first
-//     adds a preemptible job in it; PreemptibleSizeWords ORs the ones a
-//     query needs.
+//     of that bucket and class, allocated for a bucket when its first
+//     preemptible job comes; PreemptibleSizeWords ORs the ones a query
+//     needs.
 //   - The distinct priorities of live preemptible jobs with their counts,
 //     in a table of prioSlots entries; LeastPreemptiblePriority reads it.
 //     A job whose priority is new when the table is full is counted apart
@@ -22,8 +22,8 @@ import (
 //     exact always, O(prioSlots) while at most prioSlots priorities are in
 //     use at once (a Kubernetes cluster's priority classes).
 //
-// addJob and removeJob keep both with journaled writes (setJobView and
-// countPreSize); Check verifies them against the job table.
+// addJob and removeJob keep both with journaled writes (countPreSize);
+// Check verifies them against the job table.
 
 // preClasses is the number of size classes; prioSlots the table's entries.
 const (
@@ -38,6 +38,7 @@ type preIndex struct {
 	prePrioN  [prioSlots]int32                   // a slot's count of live preemptible jobs of that priority
 	preUsed   uint64                             // bit b: bucket b's bitsets are allocated
 	prePrioHi int32                              // slots ever used: those at or past it are empty
+	preHint   int32                              // the slot countPrio used last: looked at first (a hint, not journaled)
 	preOver   int32                              // live preemptible jobs counted in no slot
 }
 
@@ -45,41 +46,68 @@ type preIndex struct {
 // last class taking every larger size.
 func preClass(gpus int64) int { return min(bits.Len64(uint64(max(gpus, 0))), preClasses-1) }
 
-// indexPre sets (on) or clears job id's bit in the bitset of prio's bucket
-// and size's class, journaled (reserve allocated the bucket's).
-func (s *State) indexPre(id JobID, prio int32, size int64, on bool) {
-	w, bit := &s.preClassW[prioBucket(prio)*preClasses+preClass(size)][id>>6], uint64(1)<<(uint(id)&63)
-	if nw := *w&^bit | b2u(on)*bit; nw != *w {
+// countPreIndex adds delta (±1) for live preemptible job id of priority
+// prio and size to the index, journaled: to the count of prio (its slot
+// last used first, else countPrio) and to the bitset of its bucket and
+// class, whose bitsets are allocated on the bucket's first job (a new array:
+// no journal entry points into it, and a rollback leaves it empty).
+// countPreSize's part, written out here without further calls.
+func (s *State) countPreIndex(id JobID, prio int32, size int64, pb int, delta int32) {
+	if i := s.preHint; uint32(i) < uint32(s.prePrioHi) && s.prePrio[i&(prioSlots-1)] == prio &&
+		(delta > 0 || s.prePrioN[i&(prioSlots-1)] > 0) {
+		s.w32(&s.prePrioN[i&(prioSlots-1)], s.prePrioN[i&(prioSlots-1)]+delta)
+	} else {
+		s.countPrio(prio, delta)
+	}
+	k := pb*preClasses + preClass(size)
+	if s.preClassW[k] == nil {
+		s.usePreBuckets(1<<uint(pb), len(s.jobPre))
+	}
+	w, bit := &s.preClassW[k][id>>6], uint64(1)<<(uint(id)&63)
+	if nw := *w&^bit | b2u(delta > 0)*bit; nw != *w {
 		s.w64(w, nw)
 	}
 }
 
 // countPrio adds delta (±1) to the count of live preemptible jobs of
 // priority prio, journaled: in prio's slot, else a new slot (delta > 0),
-// else apart.
+// else apart. A slot keeps its priority when its count falls to 0 (no
+// other slot takes that priority) until a new priority needs it with every
+// slot taken, so a priority whose jobs come and go keeps its slot, which
+// preHint finds first. A removal from a slot at 0 is of a job counted apart.
 func (s *State) countPrio(prio, delta int32) {
-	free := int32(-1)
-	for i := range s.prePrioHi {
-		switch {
-		case s.prePrioN[i] == 0:
-			if free < 0 {
-				free = i
+	i := s.preHint
+	if i >= s.prePrioHi || s.prePrio[i] != prio {
+		i = -1
+		free := int32(-1)
+		for k := range s.prePrioHi {
+			if s.prePrio[k] == prio {
+				i = k
+				break
 			}
-		case s.prePrio[i] == prio:
-			s.w32(&s.prePrioN[i], s.prePrioN[i]+delta)
-			return
+			if free < 0 && s.prePrioN[k] == 0 {
+				free = k
+			}
+		}
+		if i < 0 && delta > 0 { // a slot for it: a fresh one, else one at 0
+			switch {
+			case s.prePrioHi < prioSlots:
+				i = s.prePrioHi
+				s.w32(&s.prePrioHi, i+1)
+			case free >= 0:
+				i = free
+			}
+			if i >= 0 {
+				s.w32(&s.prePrio[i], prio)
+			}
 		}
 	}
-	if delta > 0 && free < 0 && s.prePrioHi < prioSlots {
-		free = s.prePrioHi
-		s.w32(&s.prePrioHi, free+1)
-	}
-	if delta > 0 && free >= 0 {
-		s.w32(&s.prePrio[free], prio)
-		s.w32(&s.prePrioN[free], 1)
+	if i < 0 || delta < 0 && s.prePrioN[i] == 0 {
+		s.w32(&s.preOver, s.preOver+delta)
 		return
 	}
-	s.w32(&s.preOver, s.preOver+delta)
+	s.preHint = i
+	s.w32(&s.prePrioN[i], s.prePrioN[i]+delta)
 }
 
 // LeastPreemptiblePriority returns the least priority at or above atLeast
@@ -242,7 +270,9 @@ func (s *State) checkPreIndex() error {
 }
 
 // checkPrioTable checks the priority table against count, the live
-// preemptible jobs per priority, total in all.
+// preemptible jobs per priority, total in all: the slots in use hold
+// distinct priorities, none counting more jobs than hold it, and they and
+// preOver count every live preemptible job.
 func (s *State) checkPrioTable(count map[int32]int32, total int32) error {
 	seen, sum := map[int32]bool{}, s.preOver
 	for i := range prioSlots {
@@ -250,12 +280,12 @@ func (s *State) checkPrioTable(count map[int32]int32, total int32) error {
 		switch {
 		case n < 0 || n > 0 && int32(i) >= s.prePrioHi:
 			return fmt.Errorf("check: priority slot %d counts %d (slots in use %d)", i, n, s.prePrioHi)
-		case n > 0 && seen[p]:
+		case int32(i) < s.prePrioHi && seen[p]:
 			return fmt.Errorf("check: priority %d in two slots", p)
 		case n > count[p]:
 			return fmt.Errorf("check: priority slot %d counts %d jobs of priority %d, %d exist", i, n, p, count[p])
 		}
-		seen[p] = n > 0 || seen[p]
+		seen[p] = seen[p] || int32(i) < s.prePrioHi
 		sum += n
 	}
 	if s.preOver < 0 || sum != total {

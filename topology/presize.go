@@ -51,20 +51,21 @@ func (s *State) jobSums(id JobID) (milli, size int64) {
 }
 
 // countPreSize adds delta (±1) for live job id, if it is preemptible, to
-// the histogram (journaled). The view holds its size already.
+// the histogram and to the preemptible index (preindex.go), journaled. The
+// view holds its size already.
 func (s *State) countPreSize(id JobID, delta int32) {
 	r := &s.jobs[id]
 	if !r.info.Preemptible {
 		return
 	}
-	s.countPrio(r.info.Priority, delta)
 	size := int64(s.jobSizes[id])
-	b := movBucket(size)
-	i := prioBucket(r.info.Priority)*movBuckets + b
+	pb, b := prioBucket(r.info.Priority), movBucket(size)
+	i := pb*movBuckets + b
 	s.w32(&s.preN[i], s.preN[i]+delta)
 	if b >= 64 { // below, a bucket's sum is its count times its size
 		s.w64(&s.preSum[i], uint64(int64(s.preSum[i])+int64(delta)*size))
 	}
+	s.countPreIndex(id, r.info.Priority, size, pb, delta)
 }
 
 // PreemptibleCover returns a lower bound k on the number of live preemptible
