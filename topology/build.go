@@ -175,6 +175,7 @@ func (t *Tree) layoutHosts(s *skeleton) error {
 			}
 		}
 	}
+	t.domHosts, t.domIdx = make([]int32, n), make([]int32, n)
 	for d := range n {
 		if t.domHostLo[d] < 0 {
 			return fmt.Errorf("%w: domain %q has no hosts", ErrInvalid, t.DomainPath(DomainID(d)))
@@ -182,6 +183,8 @@ func (t *Tree) layoutHosts(s *skeleton) error {
 		if int(t.domLevel[d]) == len(s.levels) {
 			t.domChild[d], t.domChildEnd[d] = t.domHostLo[d], t.domHostEnd[d]
 		}
+		t.domHosts[d] = t.domHostEnd[d] - t.domHostLo[d]
+		t.domIdx[d] = int32(d) - t.levelStart[t.domLevel[d]]
 	}
 	return nil
 }

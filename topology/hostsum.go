@@ -139,9 +139,9 @@ func (s *State) propagate(h HostID, b, a *hostSum) {
 // leaves its number of hosts.
 func (s *State) propagateIdle(h HostID, delta int32) {
 	t := s.t
-	parent, lo, end, idle := t.domParent, t.domHostLo, t.domHostEnd, s.domIdle
+	parent, count, idle := t.domParent, t.domHosts, s.domIdle
 	for d := t.hostParent[h]; d >= 0; d = parent[d] {
-		hosts, n := end[d]-lo[d], idle[d]+delta
+		hosts, n := count[d], idle[d]+delta
 		if idle[d] == hosts || n == hosts {
 			s.flipIdle(d)
 		}
@@ -152,9 +152,8 @@ func (s *State) propagateIdle(h HostID, delta int32) {
 // flipIdle flips domain d's bit in its level's idle-domain bitset.
 func (s *State) flipIdle(d int32) {
 	t := s.t
-	l := t.domLevel[d]
-	i := d - t.levelStart[l]
-	s.idleW[l][i>>6] ^= 1 << (uint(i) & 63)
+	i := t.domIdx[d]
+	s.idleW[t.domLevel[d]][i>>6] ^= 1 << (uint(i) & 63)
 }
 
 // propagateFree is propagate's part for free GPUs (host h had bFree, has

@@ -20,6 +20,8 @@ type Tree struct {
 	domChildEnd []int32
 	domHostLo   []int32
 	domHostEnd  []int32
+	domHosts    []int32 // domHostEnd − domHostLo
+	domIdx      []int32 // the domain's index in its level (d − levelStart[domLevel[d]])
 	domLabel    []int32
 
 	hostParent []int32  // domain of level L
