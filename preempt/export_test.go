@@ -85,6 +85,28 @@ func snapshot(m *model) modelSnap {
 // the first leaf, < 0 never, 0 as the Planner decides.
 func SetSlotBound(p *Planner, on int) { p.slotForce = on }
 
+// SetCreditBound sets when the credit bound applies: > 0 on every leaf,
+// < 0 never, 0 as the Planner decides.
+func SetCreditBound(p *Planner, on int) { p.creditForce = on }
+
+// CreditKeys is SlotKeys for the credit bound: each leaf's aggregate bound
+// raised by it (nil if r does not take it).
+func CreditKeys(p *Planner, s *topology.State, r *placement.Request) (leaves []topology.DomainID, keys []Cost, ok []bool) {
+	p.begin(s, r)
+	if !p.creditOK {
+		return nil, nil, nil
+	}
+	lo, hi := s.Tree().LevelDomains(p.leafLevel)
+	for d := lo; d < hi; d++ {
+		k, fine := p.lb(d)
+		if fine {
+			k, fine = p.creditKey(d, k)
+		}
+		leaves, keys, ok = append(leaves, d), append(keys, k), append(ok, fine)
+	}
+	return leaves, keys, ok
+}
+
 // SetSlotTop sets how many candidates the slot bound's summary keeps (0:
 // the default), so that small instances exercise the candidates beyond it.
 func SetSlotTop(p *Planner, n int) { p.slots.keep = n }

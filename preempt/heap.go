@@ -9,6 +9,9 @@ type entry struct {
 	node  topology.DomainID
 	next  topology.DomainID
 	level topology.Level
+	// credited: a leaf whose bound the credit bound (credit.go) raised
+	// already.
+	credited bool
 }
 
 // before orders entries: cheaper bound first; then deeper (depth-first among

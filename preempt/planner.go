@@ -185,6 +185,12 @@ type Planner struct {
 	slots     slotSummary
 	leafHosts int64
 	slotForce int
+	// The credit bound (credit.go): whether the request allows it, its
+	// scratch, and creditForce, set by tests only: > 0 on every leaf, < 0
+	// never, 0 on leaves bound to more than one victim.
+	creditOK    bool
+	cred        creditScratch
+	creditForce int
 
 	// unfolded models dead hosts like any other (modelhost.go): set by
 	// tests only, to compare folding with its absence.
@@ -353,6 +359,7 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 	p.prios, p.npods, p.millis, p.preW = s.JobPriorities(), s.JobPodCounts(), s.JobMilliGPUs(), s.PreemptibleJobWords()
 	p.fallbacks = 0
 	p.slotOK = p.slotAllowed()
+	p.creditOK = p.slotOK && p.creditForce >= 0
 }
 
 // collectExtras collects the nominated GPUs the request may take (the

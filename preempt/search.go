@@ -84,19 +84,34 @@ func (p *Planner) key(c topology.DomainID, level topology.Level) (Cost, bool) {
 }
 
 // rekey is called on leaf entry e as it is popped: it makes the slot
-// summary if it is due, and if the slot bound raises e's bound, pushes e
-// back with the raised bound (or drops it, if it cannot beat the best
-// answer or no victim set fits) and returns true. A leaf pushed before the
-// summary was made is thus searched only once its raised bound is the
-// least.
+// summary if it is due, and if the slot bound — or, the first time e is
+// popped, the credit bound — raises e's bound, pushes e back with the
+// raised bound (or drops it, if it cannot beat the best answer or no
+// victim set fits) and returns true. A leaf pushed before the summary was
+// made, or before its pods were read, is thus searched only once its
+// raised bound is the least.
 func (p *Planner) rekey(e entry) bool {
 	if p.slotsDue(e.node) {
 		p.makeSlots()
 	}
-	if !p.slots.ready {
-		return false
+	if p.slots.ready {
+		k, ok := p.slotKey(e.node, e.lb)
+		if p.raise(e, k, ok) {
+			return true
+		}
 	}
-	k, ok := p.slotKey(e.node, e.lb)
+	if p.creditOK && !e.credited && (e.lb.Victims > 1 || p.creditForce > 0) {
+		e.credited = true
+		k, ok := p.creditKey(e.node, e.lb)
+		return p.raise(e, k, ok)
+	}
+	return false
+}
+
+// raise handles k, a raised bound of leaf entry e (ok false: no victim set
+// fits there): it drops e if it cannot beat the best answer, pushes it
+// back with bound k if that is higher, and reports whether it did either.
+func (p *Planner) raise(e entry, k Cost, ok bool) bool {
 	switch {
 	case !ok || p.found && !k.Less(p.best):
 		return true

@@ -1,0 +1,280 @@
+package preempt
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// The credit bound: how many victims leaf domain d needs at least, from the
+// pods on its own hosts. The slot bound (slots.go) credits every candidate
+// with the pods it could free anywhere; in a block where no one job holds
+// many hosts alone, the search would still model block after block to
+// learn that none does with that few. Reading d's pods (a tenth of what
+// modelling d costs) bounds d alone, for a request of one pod set of g
+// whole GPUs. Counting GPUs only (CPU, memory and exclusivity only take
+// away; failed GPUs and those nominated against the request are left out as
+// the models leave them out), host h holds at most ⌊(f+X)/g⌋ pods with V
+// gone, f its usable GPUs no pod holds and X those V's pods hold there;
+// with r = f mod g,
+//
+//	⌊(f+X)/g⌋ − ⌊f/g⌋ = ⌊(r+X)/g⌋ ≤ X/(g−r)
+//
+// (zero below X = g−r; above it (r+X)(g−r) ≤ X·g since r(g−r−X) ≤ 0), and
+// never more than M, the pods with every candidate gone less ⌊f/g⌋. So
+// victim j earns on h the credit min(M, x/(g−r)), x its GPUs there, the
+// request's pods in d with V gone are at most Σ⌊f/g⌋ + Σ_{j∈V} w_j (w_j
+// its credits over d's hosts), and, as for slots, the k largest credits
+// must cover Δ = pods − Σ⌊f/g⌋: the least such k bounds the count, and the
+// k least milli among candidates of at least Δ less the k−1 largest other
+// credits bound the milli. On a host of g GPUs (one pod), the credit is the
+// share of the GPUs still to free that the job holds: a host two jobs
+// share needs both.
+//
+// Credits are kept in units of 1/creditUnit pod, rounded up (a bound may
+// only be lowered), so sums are exact integers.
+
+// creditUnit is one pod in credit units.
+const creditUnit = 1 << 20
+
+// creditPrios caps the victims' priorities creditKey tries one by one.
+const creditPrios = 32
+
+// creditJob is a candidate as the credit bound of one domain sees it: its
+// credit w, the pods it alone adds (solo: evicting it and nothing else, on
+// each host ⌊(f+x)/g⌋ − ⌊f/g⌋), its milli and priority.
+type creditJob struct {
+	w, solo, milli int64
+	prio           int32
+}
+
+// creditScratch is the credit bound's working memory: the candidates met
+// in the domain (at[j] their index in jobs when stamp[j] is the epoch).
+type creditScratch struct {
+	stamp  []uint32
+	at     []int32
+	epoch  uint32
+	jobs   []creditJob
+	millis []int64
+}
+
+// begin readies the scratch for a domain, over n job ids.
+func (x *creditScratch) begin(n int) {
+	if len(x.stamp) < n {
+		x.stamp, x.at, x.epoch = make([]uint32, n), make([]int32, n), 0
+	}
+	x.epoch++
+	if x.epoch == 0 { // wrapped: clear once every 2^32 domains
+		clear(x.stamp)
+		x.epoch = 1
+	}
+	x.jobs = x.jobs[:0]
+}
+
+// add credits candidate j with w units and solo pods.
+func (x *creditScratch) add(j topology.JobID, w, solo, milli int64, prio int32) {
+	if x.stamp[j] != x.epoch {
+		x.stamp[j], x.at[j] = x.epoch, int32(len(x.jobs))
+		x.jobs = append(x.jobs, creditJob{milli: milli, prio: prio})
+	}
+	c := &x.jobs[x.at[j]]
+	c.w += w
+	c.solo += solo
+}
+
+// creditKey raises lb, the bound of leaf domain d, by the credit bound;
+// false if no victim set can make the request fit in d. Only for requests
+// the slot bound allows (one pod set of whole GPUs, domainMode).
+//
+// An optimal answer in d holds only candidates with pods in d (one without
+// changes nothing there), so its priority is that of one of them: the
+// victims' priorities present are tried in ascending order from lb's, and
+// at the first P whose candidates of priority P or less cover Δ the answer
+// costs at least (P, their k, their milli). One victim is tried exactly:
+// a single job suffices only if its solo pods cover Δ.
+func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
+	x := &p.cred
+	x.begin(len(p.prios))
+	g := p.sets[0].gpus
+	lo, hi := p.t.Hosts(d)
+	plain := p.eligible == nil && p.anyModel && p.s.NumNominations() == 0
+	base := int64(0)
+	for h := lo; h < hi; h++ {
+		base += p.creditHost(h, g, plain)
+	}
+	need := p.sets[0].pods - base
+	if need <= 0 {
+		return lb, true
+	}
+	jobs := x.jobs
+	slices.SortFunc(jobs, func(a, b creditJob) int { // most credit first, then least milli
+		if a.w != b.w {
+			return cmp3(b.w, a.w)
+		}
+		return cmp3(a.milli, b.milli)
+	})
+	prio := lb.Priority
+	for tried := 0; ; tried++ {
+		next, k, milli, ok := x.cover(need, prio)
+		if !ok && next != prio && tried == creditPrios {
+			// Too many priorities tried: the answer's is at least next,
+			// and all the candidates bound its count and milli.
+			prio = next
+			_, k, milli, ok = x.cover(need, math.MaxInt32)
+		}
+		switch {
+		case ok:
+			if prio > lb.Priority {
+				lb.Priority = prio
+			}
+			lb.Victims = max(lb.Victims, k)
+			if lb.Victims == k {
+				lb.Milli = max(lb.Milli, milli)
+			}
+			return lb, true
+		case next == prio || tried == creditPrios:
+			return Cost{}, false // all the candidates together do not cover Δ
+		}
+		prio = next
+	}
+}
+
+// cover finds the fewest candidates of priority up to prio whose credits
+// cover need pods (k, and a lower bound on their milli; ok false if they do
+// not), and next, the least priority above prio among the others (or prio
+// if none).
+func (x *creditScratch) cover(need int64, prio int32) (next int32, k int, milli int64, ok bool) {
+	delta := need * creditUnit
+	next = prio
+	sum, n := int64(0), 0
+	for _, c := range x.jobs {
+		if c.prio > prio {
+			if next == prio || c.prio < next {
+				next = c.prio
+			}
+			continue
+		}
+		n++
+		if sum < delta {
+			sum += c.w
+			k++
+		}
+	}
+	if sum < delta {
+		return next, 0, 0, false
+	}
+	if k == 1 { // one victim: only a job whose solo pods cover Δ
+		best := int64(-1)
+		for _, c := range x.jobs {
+			if c.prio <= prio && c.solo >= need && (best < 0 || c.milli < best) {
+				best = c.milli
+			}
+		}
+		if best >= 0 {
+			return next, 1, best, true
+		}
+		if n < 2 {
+			return next, 0, 0, false
+		}
+		k = 2 // no one job suffices
+	}
+	// Each of k victims has at least Δ less the k−1 largest other credits.
+	sMin := delta - x.largest(k-1, prio)
+	m := x.millis[:0]
+	for _, c := range x.jobs {
+		if c.w < sMin {
+			break
+		}
+		if c.prio <= prio {
+			m = append(m, c.milli)
+		}
+	}
+	x.millis = m
+	if len(m) < k {
+		return next, k + 1, 0, true // fewer than k candidates have sMin
+	}
+	slices.Sort(m)
+	for _, v := range m[:k] {
+		milli += v
+	}
+	return next, k, milli, true
+}
+
+// largest is the sum of the n largest credits of candidates of priority up
+// to prio.
+func (x *creditScratch) largest(n int, prio int32) int64 {
+	sum := int64(0)
+	for _, c := range x.jobs {
+		if n == 0 {
+			break
+		}
+		if c.prio <= prio {
+			sum += c.w
+			n--
+		}
+	}
+	return sum
+}
+
+// creditHost credits the candidates on host h (pods of g GPUs) and returns
+// ⌊f/g⌋, the pods h may take with no victim. Its GPUs are those hostBase
+// leaves usable (not failed, not nominated against the request); plain:
+// no eligibility, model or nomination to check, so that a healthy host
+// with no failed GPU has them all.
+func (p *Planner) creditHost(h topology.HostID, g int64, plain bool) int64 {
+	s := p.s
+	n := p.t.HostGPUCount(h)
+	if int64(n) < g {
+		return 0
+	}
+	if j, held := s.HostExclusive(h); held && !p.isCand(j, modeCands) {
+		return 0 // held by a job that stays: takes nothing
+	}
+	usable := uint64(1)<<uint(n) - 1
+	if n == 64 {
+		usable = ^uint64(0)
+	}
+	if !plain || s.HostHealthyGPUs(h) != n {
+		rec, ok := p.hostBase(h)
+		if !ok {
+			return 0
+		}
+		usable = rec.share
+	}
+	if !s.HostHasPods(h) {
+		return int64(bits.OnesCount64(usable)) / g
+	}
+	hp := s.AppendHostPods(p.hpBuf[:0], h)
+	p.hpBuf = hp
+	var used, fixed, cand uint64 // cand: bit i for candidate pod i (the first 64)
+	for i := range hp {
+		used |= hp[i].GPUs
+		if !p.isCand(hp[i].Job, modeCands) {
+			fixed |= hp[i].GPUs
+		} else if i < 64 {
+			cand |= 1 << uint(i)
+		}
+	}
+	f := int64(bits.OnesCount64(usable &^ used))
+	most := int64(bits.OnesCount64(usable&^fixed))/g - f/g
+	if most <= 0 {
+		return f / g
+	}
+	per, top := g-f%g, most*creditUnit
+	cr := &p.cred
+	for i := 0; i < len(hp); { // a job's pods on h are adjacent (by job, rank)
+		j, x, first := hp[i].Job, int64(0), i
+		for ; i < len(hp) && hp[i].Job == j; i++ {
+			x += int64(bits.OnesCount64(hp[i].GPUs & usable &^ fixed)) // a GPU a job that stays shares is never freed
+		}
+		if x == 0 || (first >= 64 || cand&(1<<uint(first)) == 0) && !p.isCand(j, modeCands) {
+			continue
+		}
+		c := (x*creditUnit + per - 1) / per
+		solo := min((f+x)/g-f/g, most)
+		cr.add(j, min(c, top), solo, p.milli(j), p.prios[j])
+	}
+	return f / g
+}
