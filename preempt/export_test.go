@@ -96,15 +96,7 @@ func CreditKeys(p *Planner, s *topology.State, r *placement.Request) (leaves []t
 	if !p.creditOK {
 		return nil, nil, nil
 	}
-	lo, hi := s.Tree().LevelDomains(p.leafLevel)
-	for d := lo; d < hi; d++ {
-		k, fine := p.lb(d)
-		if fine {
-			k, fine = p.creditKey(d, k)
-		}
-		leaves, keys, ok = append(leaves, d), append(keys, k), append(ok, fine)
-	}
-	return leaves, keys, ok
+	return leafKeys(p, s, p.creditKey)
 }
 
 // SetSlotTop sets how many candidates the slot bound's summary keeps (0:
@@ -120,11 +112,16 @@ func SlotKeys(p *Planner, s *topology.State, r *placement.Request) (leaves []top
 		return nil, nil, nil
 	}
 	p.makeSlots()
+	return leafKeys(p, s, p.slotKey)
+}
+
+// leafKeys is every leaf domain's aggregate bound raised by key.
+func leafKeys(p *Planner, s *topology.State, key func(topology.DomainID, Cost) (Cost, bool)) (leaves []topology.DomainID, keys []Cost, ok []bool) {
 	lo, hi := s.Tree().LevelDomains(p.leafLevel)
 	for d := lo; d < hi; d++ {
 		k, fine := p.lb(d)
 		if fine {
-			k, fine = p.slotKey(d, k)
+			k, fine = key(d, k)
 		}
 		leaves, keys, ok = append(leaves, d), append(keys, k), append(ok, fine)
 	}

@@ -98,17 +98,37 @@ func genSlotLoad(rng *rand.Rand, s *topology.State) []topology.JobID {
 // summary's top cut to 1–3 candidates in three instances of four. These are
 // the cases where pruning by the bound would skip the optimal domain.
 func TestSlotKeys(t *testing.T) {
+	var p preempt.Planner
+	requireLeafKeys(t, 3<<40, func(i int, s *topology.State, r *placement.Request) ([]topology.DomainID, []preempt.Cost, []bool) {
+		preempt.SetSlotTop(&p, i%4) // a summary of 1–3 candidates: most lie beyond it
+		return preempt.SlotKeys(&p, s, r)
+	})
+}
+
+// slotInstance draws instance i of the slot and credit bounds' tests (salt
+// tells the tests apart): a gang the bounds apply to on a busy cluster, or
+// nil if the draw is not a valid request.
+func slotInstance(seed uint64, i int, salt uint64) (*topology.State, *placement.Request) {
+	rng := rand.New(rand.NewPCG(seed, uint64(i)+salt))
+	tree := genSlotTree(rng, 16)
+	s := topology.NewState(tree)
+	nominees := genSlotLoad(rng, s)
+	r := genSlotRequest(rng, tree, nominees)
+	if r.Validate(tree) != nil {
+		return s, nil
+	}
+	return s, r
+}
+
+// requireLeafKeys checks the leaf bounds keys returns for every instance
+// that needs victims against the oracle restricted to each leaf domain.
+func requireLeafKeys(t *testing.T, salt uint64, keys func(int, *topology.State, *placement.Request) ([]topology.DomainID, []preempt.Cost, []bool)) {
 	seed := testSeed(t)
 	n := testSteps(t, 2000)
-	var p preempt.Planner
-	domains, raised, infeasible := 0, 0, 0
+	domains, raised, equal, infeasible := 0, 0, 0, 0
 	for i := range n {
-		rng := rand.New(rand.NewPCG(seed, uint64(i)+3<<40))
-		tree := genSlotTree(rng, 16)
-		s := topology.NewState(tree)
-		nominees := genSlotLoad(rng, s)
-		r := genSlotRequest(rng, tree, nominees)
-		if r.Validate(tree) != nil {
+		s, r := slotInstance(seed, i, salt)
+		if r == nil {
 			continue
 		}
 		var probe placement.Solver
@@ -116,10 +136,9 @@ func TestSlotKeys(t *testing.T) {
 		if fits, _, _ := probe.Place(s, r, &plan); fits {
 			continue // no victims: the search never starts
 		}
-		preempt.SetSlotTop(&p, i%4) // a summary of 1–3 candidates: most lie beyond it
-		leaves, keys, oks := preempt.SlotKeys(&p, s, r)
+		leaves, ks, oks := keys(i, s, r)
 		for k, d := range leaves {
-			rd := restrictTo(r, tree, d)
+			rd := restrictTo(r, s.Tree(), d)
 			o := &oracle{s: s, r: rd, cands: inDomain(s, d, candidates(s, r.Priority))}
 			if len(o.cands) > 12 {
 				continue
@@ -132,14 +151,18 @@ func TestSlotKeys(t *testing.T) {
 				continue
 			}
 			if feasible {
-				require.False(t, want.Less(keys[k]), "instance %d (seed %d), domain %d: bound %v above the optimum %v", i, seed, d, keys[k], want)
-				if keys[k].Victims > 1 {
+				require.False(t, want.Less(ks[k]), "instance %d (seed %d), domain %d: bound %v above the optimum %v", i, seed, d, ks[k], want)
+				if ks[k].Victims > 1 {
 					raised++
+				}
+				if ks[k] == want {
+					equal++
 				}
 			}
 		}
 	}
-	t.Logf("seed %d: %d domains checked, %d bounds of several victims, %d infeasible", seed, domains, raised, infeasible)
+	t.Logf("seed %d: %d domains checked, %d bounds of several victims, %d equal to the optimum, %d infeasible",
+		seed, domains, raised, equal, infeasible)
 }
 
 // restrictTo is r with its eligible hosts limited to domain d's.
@@ -178,27 +201,30 @@ func inDomain(s *topology.State, d topology.DomainID, cands []topology.JobID) []
 // the same feasibility, answers valid and irreducible, the optimum when
 // proven, and the same cost both ways when both are proven.
 func TestSlotOracle(t *testing.T) {
-	seed := testSeed(t)
-	n := testSteps(t, 2000)
 	var with, without preempt.Planner
 	preempt.SetSlotBound(&with, 1)
 	preempt.SetSlotBound(&without, -1)
+	requireBoundOracle(t, 5<<40, &with, &without, func(i int) { preempt.SetSlotTop(&with, i%4) })
+}
+
+// requireBoundOracle runs with and without on the bounds' instances and
+// checks them against the oracle and each other (see TestSlotOracle);
+// before readies with for instance i.
+func requireBoundOracle(t *testing.T, salt uint64, with, without *preempt.Planner, before func(i int)) {
+	seed := testSeed(t)
+	n := testSteps(t, 2000)
 	var a, b preempt.Result
 	checked, fits, exact := 0, 0, 0
 	for i := range n {
-		rng := rand.New(rand.NewPCG(seed, uint64(i)+5<<40))
-		tree := genSlotTree(rng, 16)
-		s := topology.NewState(tree)
-		nominees := genSlotLoad(rng, s)
-		r := genSlotRequest(rng, tree, nominees)
-		if r.Validate(tree) != nil {
+		s, r := slotInstance(seed, i, salt)
+		if r == nil {
 			continue
 		}
 		o := &oracle{s: s, r: r, cands: candidates(s, r.Priority)}
 		if len(o.cands) > 12 {
 			continue
 		}
-		preempt.SetSlotTop(&with, i%4)
+		before(i)
 		okA, _, errA := with.Plan(s, r, 10, 1000, &a)
 		okB, _, errB := without.Plan(s, r, 10, 1000, &b)
 		require.NoError(t, errA, "instance %d", i)
