@@ -12,9 +12,10 @@ import (
 // pods on its own hosts. The slot bound (slots.go) credits every candidate
 // with the pods it could free anywhere; in a block where no one job holds
 // many hosts alone, the search would still model block after block to
-// learn that none does with that few. Reading d's pods (a tenth of what
-// modelling d costs) bounds d alone, for a request of one pod set of g
-// whole GPUs. Counting GPUs only (CPU, memory and exclusivity only take
+// learn that none does with that few. Reading d's pods (about half of what
+// modelling d costs, so it is done only where the bound already says
+// several victims: see rekey) bounds d alone, for a request of one pod set
+// of g whole GPUs. Counting GPUs only (CPU, memory and exclusivity only take
 // away; failed GPUs and those nominated against the request are left out as
 // the models leave them out), host h holds at most ⌊(f+X)/g⌋ pods with V
 // gone, f its usable GPUs no pod holds and X those V's pods hold there;
