@@ -249,13 +249,11 @@ func (p *Planner) creditHost(h topology.HostID, g int64, plain bool) int64 {
 	}
 	hp := s.AppendHostPods(p.hpBuf[:0], h)
 	p.hpBuf = hp
-	var used, fixed, cand uint64 // cand: bit i for candidate pod i (the first 64)
+	var used, fixed uint64
 	for i := range hp {
 		used |= hp[i].GPUs
 		if !p.isCand(hp[i].Job, modeCands) {
 			fixed |= hp[i].GPUs
-		} else if i < 64 {
-			cand |= 1 << uint(i)
 		}
 	}
 	f := int64(bits.OnesCount64(usable &^ used))
@@ -266,11 +264,11 @@ func (p *Planner) creditHost(h topology.HostID, g int64, plain bool) int64 {
 	per, top := g-f%g, most*creditUnit
 	cr := &p.cred
 	for i := 0; i < len(hp); { // a job's pods on h are adjacent (by job, rank)
-		j, x, first := hp[i].Job, int64(0), i
+		j, x := hp[i].Job, int64(0)
 		for ; i < len(hp) && hp[i].Job == j; i++ {
 			x += int64(bits.OnesCount64(hp[i].GPUs & usable &^ fixed)) // a GPU a job that stays shares is never freed
 		}
-		if x == 0 || (first >= 64 || cand&(1<<uint(first)) == 0) && !p.isCand(j, modeCands) {
+		if x == 0 { // a job that stays has all its GPUs in fixed
 			continue
 		}
 		c := (x*creditUnit + per - 1) / per
