@@ -13,9 +13,9 @@ import (
 // with the pods it could free anywhere; in a block where no one job holds
 // many hosts alone, the search would still model block after block to
 // learn that none does with that few. Reading d's pods (about half of what
-// modelling d costs, so it is done only where the bound already says
-// several victims: see rekey) bounds d alone, for a request of one pod set
-// of g whole GPUs. Counting GPUs only (CPU, memory and exclusivity only take
+// modelling d costs, done once per leaf popped: see rekey) bounds d alone,
+// and finds the one victim that answers d when one does (search.go's
+// single), for a request of one pod set of g whole GPUs. Counting GPUs only (CPU, memory and exclusivity only take
 // away; failed GPUs and those nominated against the request are left out as
 // the models leave them out), host h holds at most ⌊(f+X)/g⌋ pods with V
 // gone, f its usable GPUs no pod holds and X those V's pods hold there;
@@ -45,10 +45,11 @@ const creditPrios = 32
 
 // creditJob is a candidate as the credit bound of one domain sees it: its
 // credit w, the pods it alone adds (solo: evicting it and nothing else, on
-// each host ⌊(f+x)/g⌋ − ⌊f/g⌋), its milli and priority.
+// each host ⌊(f+x)/g⌋ − ⌊f/g⌋), its milli, priority and id.
 type creditJob struct {
 	w, solo, milli int64
 	prio           int32
+	id             topology.JobID
 }
 
 // creditScratch is the credit bound's working memory: the candidates met
@@ -59,6 +60,8 @@ type creditScratch struct {
 	epoch  uint32
 	jobs   []creditJob
 	millis []int64
+	single topology.JobID // cover's one victim whose solo pods cover Δ (-1: none)
+	prios  int            // the cap on priorities tried (0: creditPrios; set by tests)
 }
 
 // begin readies the scratch for a domain, over n job ids.
@@ -78,7 +81,7 @@ func (x *creditScratch) begin(n int) {
 func (x *creditScratch) add(j topology.JobID, w, solo, milli int64, prio int32) {
 	if x.stamp[j] != x.epoch {
 		x.stamp[j], x.at[j] = x.epoch, int32(len(x.jobs))
-		x.jobs = append(x.jobs, creditJob{milli: milli, prio: prio})
+		x.jobs = append(x.jobs, creditJob{milli: milli, prio: prio, id: j})
 	}
 	c := &x.jobs[x.at[j]]
 	c.w += w
@@ -94,10 +97,13 @@ func (x *creditScratch) add(j topology.JobID, w, solo, milli int64, prio int32) 
 // victims' priorities present are tried in ascending order from lb's, and
 // at the first P whose candidates of priority P or less cover Δ the answer
 // costs at least (P, their k, their milli). One victim is tried exactly:
-// a single job suffices only if its solo pods cover Δ.
+// a single job suffices only if its solo pods cover Δ (and when the bound
+// is one victim, p.cred.single is the least milli such job, lowest id
+// first).
 func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 	x := &p.cred
 	x.begin(len(p.prios))
+	x.single = -1
 	g := p.sets[0].gpus
 	lo, hi := p.t.Hosts(d)
 	plain := p.eligible == nil && p.anyModel && p.s.NumNominations() == 0
@@ -116,10 +122,13 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 		}
 		return cmp3(a.milli, b.milli)
 	})
-	prio := lb.Priority
+	prio, most := lb.Priority, creditPrios
+	if x.prios > 0 {
+		most = x.prios
+	}
 	for tried := 0; ; tried++ {
 		next, k, milli, ok := x.cover(need, prio)
-		if !ok && next != prio && tried == creditPrios {
+		if !ok && next != prio && tried == most {
 			// Too many priorities tried: the answer's is at least next,
 			// and all the candidates bound its count and milli.
 			prio = next
@@ -135,7 +144,7 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 				lb.Milli = max(lb.Milli, milli)
 			}
 			return lb, true
-		case next == prio || tried == creditPrios:
+		case next == prio || tried == most:
 			return Cost{}, false // all the candidates together do not cover Δ
 		}
 		prio = next
@@ -168,9 +177,11 @@ func (x *creditScratch) cover(need int64, prio int32) (next int32, k int, milli 
 	}
 	if k == 1 { // one victim: only a job whose solo pods cover Δ
 		best := int64(-1)
+		x.single = -1
 		for _, c := range x.jobs {
-			if c.prio <= prio && c.solo >= need && (best < 0 || c.milli < best) {
-				best = c.milli
+			if c.prio <= prio && c.solo >= need &&
+				(best < 0 || c.milli < best || c.milli == best && c.id < x.single) {
+				best, x.single = c.milli, c.id
 			}
 		}
 		if best >= 0 {

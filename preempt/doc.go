@@ -56,11 +56,13 @@
 // view; leaves pushed before are re-keyed as they are popped. On a full
 // cluster where no job can empty enough hosts alone, every domain's bound
 // then says two victims, and the search stops at the first domain whose
-// answer has two. A leaf still bound to several victims when popped is
-// bound once more from the pods on its own hosts (credit.go): each
-// candidate is credited, host by host, with the share of the GPUs still to
-// free that it holds, so that a block whose jobs share their hosts is
-// bound by how many it really takes, priority by priority.
+// answer has two. A leaf popped for the first time is bound once more from
+// the pods on its own hosts (credit.go): each candidate is credited, host
+// by host, with the share of the GPUs still to free that it holds, so that
+// a block whose jobs share their hosts is bound by how many it really
+// takes, priority by priority. Where that bound is one victim and one job
+// alone meets it (its cost is the bound, and placement confirms the
+// request fits with it gone), that job is the leaf's answer, with no model.
 //
 // A gang that may go anywhere (no required level: one scope, the cluster) of
 // whole GPUs and nothing else, that may take no nominated GPU, is first

@@ -85,9 +85,17 @@ func snapshot(m *model) modelSnap {
 // the first leaf, < 0 never, 0 as the Planner decides.
 func SetSlotBound(p *Planner, on int) { p.slotForce = on }
 
-// SetCreditBound sets when the credit bound applies: > 0 on every leaf,
-// < 0 never, 0 as the Planner decides.
+// SetCreditBound sets when the credit bound applies: < 0 never, otherwise
+// (the default) on every leaf.
 func SetCreditBound(p *Planner, on int) { p.creditForce = on }
+
+// SetCreditPrios caps the priorities the credit bound tries one by one (0:
+// the default), so that small instances take its path past the cap.
+func SetCreditPrios(p *Planner, n int) { p.cred.prios = n }
+
+// Singles is how many leaves the last Plan answered from the credit
+// bound's one victim, without a model.
+func Singles(p *Planner) int { return p.singles }
 
 // CreditKeys is SlotKeys for the credit bound: each leaf's aggregate bound
 // raised by it (nil if r does not take it).

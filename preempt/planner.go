@@ -186,11 +186,13 @@ type Planner struct {
 	leafHosts int64
 	slotForce int
 	// The credit bound (credit.go): whether the request allows it, its
-	// scratch, and creditForce, set by tests only: > 0 on every leaf, < 0
-	// never, 0 on leaves bound to more than one victim.
+	// scratch, creditForce, set by tests only (< 0: never; otherwise on
+	// every leaf), and singles, the leaves it answered alone (search.go's
+	// single) in the last Plan.
 	creditOK    bool
 	cred        creditScratch
 	creditForce int
+	singles     int
 
 	// unfolded models dead hosts like any other (modelhost.go): set by
 	// tests only, to compare folding with its absence.
@@ -357,7 +359,7 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 		p.candEpoch, p.markEpoch = 0, 0
 	}
 	p.prios, p.npods, p.millis, p.preW = s.JobPriorities(), s.JobPodCounts(), s.JobMilliGPUs(), s.PreemptibleJobWords()
-	p.fallbacks = 0
+	p.fallbacks, p.singles = 0, 0
 	p.slotOK = p.slotAllowed()
 	p.creditOK = p.slotOK && p.creditForce >= 0
 }

@@ -100,12 +100,47 @@ func (p *Planner) rekey(e entry) bool {
 			return true
 		}
 	}
-	if p.creditOK && !e.credited && (e.lb.Victims > 1 || p.creditForce > 0) {
+	if p.creditOK && !e.credited {
 		e.credited = true
 		k, ok := p.creditKey(e.node, e.lb)
+		if ok && p.single(e.node, k) {
+			return true
+		}
 		return p.raise(e, k, ok)
 	}
 	return false
+}
+
+// single answers leaf d without a model when its credit bound k is one
+// victim that one job alone meets (p.cred.single, of cost k): the request
+// fitting in d with that job gone, no answer there is cheaper — every
+// answer costs at least k, and every single victim that fits has solo pods
+// covering Δ, among which the job has the least milli. It reports whether
+// it took the answer (placement decides: CPU, memory or exclusivity may
+// still stand in the way, and then the leaf is modelled as before).
+func (p *Planner) single(d topology.DomainID, k Cost) bool {
+	j := p.cred.single
+	if k.Victims != 1 || j < 0 || p.found && !k.Less(p.best) {
+		return false
+	}
+	if prio, _ := p.info(j); (Cost{Priority: prio, Victims: 1, Milli: p.milli(j)}) != k {
+		return false // the bound is the lower edge of the priorities tried, not the job's cost
+	}
+	if p.found {
+		p.scopes++
+		p.testsLate++
+	}
+	p.tests++
+	p.gone = append(p.gone[:0], j)
+	ok, _, err := p.solver.PlaceWithout(p.s, p.r, d, p.gone, &p.scratch)
+	if !ok || err != nil {
+		return false
+	}
+	p.takeBest(k, d, -1, false)
+	p.bestV = append(p.bestV[:0], j)
+	p.irreducible = true // one victim, and the request does not fit with none
+	p.singles++
+	return true
 }
 
 // raise handles k, a raised bound of leaf entry e (ok false: no victim set
