@@ -106,10 +106,11 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 	x.single = -1
 	g := p.sets[0].gpus
 	lo, hi := p.t.Hosts(d)
-	plain := p.eligible == nil && p.anyModel && p.s.NumNominations() == 0
+	plain := p.eligible == nil && p.anyModel
+	noms := p.s.NumNominations() != 0
 	base := int64(0)
 	for h := lo; h < hi; h++ {
-		base += p.creditHost(h, g, plain)
+		base += p.creditHost(h, g, plain, noms)
 	}
 	need := p.sets[0].pods - base
 	if need <= 0 {
@@ -233,9 +234,9 @@ func (x *creditScratch) largest(n int, prio int32) int64 {
 // creditHost credits the candidates on host h (pods of g GPUs) and returns
 // ⌊f/g⌋, the pods h may take with no victim. Its GPUs are those hostBase
 // leaves usable (not failed, not nominated against the request); plain:
-// no eligibility, model or nomination to check, so that a healthy host
-// with no failed GPU has them all.
-func (p *Planner) creditHost(h topology.HostID, g int64, plain bool) int64 {
+// no eligibility or model to check, so that a healthy host with no failed
+// or nominated GPU has them all (noms: the State has nominations).
+func (p *Planner) creditHost(h topology.HostID, g int64, plain, noms bool) int64 {
 	s := p.s
 	n := p.t.HostGPUCount(h)
 	if int64(n) < g {
@@ -248,7 +249,7 @@ func (p *Planner) creditHost(h topology.HostID, g int64, plain bool) int64 {
 	if n == 64 {
 		usable = ^uint64(0)
 	}
-	if !plain || s.HostHealthyGPUs(h) != n {
+	if !plain || s.HostHealthyGPUs(h) != n || noms && s.HostNominatedMask(h) != 0 {
 		rec, ok := p.hostBase(h)
 		if !ok {
 			return 0
