@@ -15,11 +15,11 @@ import (
 // learn that none does with that few. Reading d's pods (about half of what
 // modelling d costs, done once per leaf popped: see rekey) bounds d alone,
 // and finds the one victim that answers d when one does (search.go's
-// single), for a request of one pod set of g whole GPUs. Counting GPUs only (CPU, memory and exclusivity only take
-// away; failed GPUs and those nominated against the request are left out as
-// the models leave them out), host h holds at most ⌊(f+X)/g⌋ pods with V
-// gone, f its usable GPUs no pod holds and X those V's pods hold there;
-// with r = f mod g,
+// single), for a request of one pod set of g whole GPUs. Counting GPUs only
+// (CPU, memory and exclusivity only take away; failed GPUs and those
+// nominated against the request are left out as the models leave them
+// out), host h holds at most ⌊(f+X)/g⌋ pods with V gone, f its usable GPUs
+// no pod holds and X those V's pods hold there; with r = f mod g,
 //
 //	⌊(f+X)/g⌋ − ⌊f/g⌋ = ⌊(r+X)/g⌋ ≤ X/(g−r)
 //
