@@ -107,7 +107,7 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 	g := p.sets[0].gpus
 	lo, hi := p.t.Hosts(d)
 	plain := p.eligible == nil && p.anyModel
-	noms := p.s.NumNominations() != 0
+	noms := p.s.NumNominations() != 0 && p.s.NominatedIn(d)
 	base := int64(0)
 	for h := lo; h < hi; h++ {
 		base += p.creditHost(h, g, plain, noms)
@@ -235,7 +235,7 @@ func (x *creditScratch) largest(n int, prio int32) int64 {
 // ⌊f/g⌋, the pods h may take with no victim. Its GPUs are those hostBase
 // leaves usable (not failed, not nominated against the request); plain:
 // no eligibility or model to check, so that a healthy host with no failed
-// or nominated GPU has them all (noms: the State has nominations).
+// or nominated GPU has them all (noms: the domain has nominated GPUs).
 func (p *Planner) creditHost(h topology.HostID, g int64, plain, noms bool) int64 {
 	s := p.s
 	n := p.t.HostGPUCount(h)

@@ -23,3 +23,27 @@ func TestGetBits(t *testing.T) {
 		}
 	}
 }
+
+// TestAnyInRange compares anyInRange with testing the bits one by one, for
+// every range of a few words holding a few set bits (none, one, or some).
+func TestAnyInRange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		w := make([]uint64, 4)
+		for range trial % 4 {
+			i := rng.IntN(64 * len(w))
+			w[i>>6] |= 1 << (uint(i) & 63)
+		}
+		for lo := 0; lo <= 64*len(w); lo++ {
+			for hi := lo; hi <= 64*len(w); hi++ {
+				want := false
+				for i := lo; i < hi; i++ {
+					want = want || testBit(w, i)
+				}
+				if got := anyInRange(w, lo, hi); got != want {
+					t.Fatalf("trial %d: anyInRange(%d, %d) = %v, want %v (words %#x)", trial, lo, hi, got, want, w)
+				}
+			}
+		}
+	}
+}

@@ -335,7 +335,13 @@ func oracleCompareDomains(s *State, m *oracleModel, v *oracleView, r func(int) i
 	probe := r(t.NumDomains()) // the domain whose PodCapacity is checked for every g
 	for di := range t.NumDomains() {
 		d := DomainID(di)
+		nominated := false
+		for _, h := range v.domHosts[d] {
+			nominated = nominated || v.hostNom[h] != 0
+		}
 		switch {
+		case s.NominatedIn(d) != nominated:
+			return fmt.Errorf("NominatedIn(%d) = %v, oracle %v", d, s.NominatedIn(d), nominated)
 		case s.Free(d) != v.domFree[d]:
 			return fmt.Errorf("Free(%d) = %d, oracle %d", d, s.Free(d), v.domFree[d])
 		case s.HealthyGPUs(d) != v.domCap[d]:

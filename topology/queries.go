@@ -63,6 +63,36 @@ func (s *State) HostNominatedMask(h HostID) uint64 {
 	return getBits(s.nominated, lo, int(s.t.hostGPU[h+1])-lo)
 }
 
+// NominatedIn reports whether a GPU of domain d is nominated: a reader that
+// checks hosts one by one (HostNominatedMask) may skip the check in a domain
+// without any. O(the domain's GPUs / 64).
+func (s *State) NominatedIn(d DomainID) bool {
+	lo, hi := s.t.GPUs(d)
+	return anyInRange(s.nominated, int(lo), int(hi))
+}
+
+// anyInRange reports whether a bit of w in [lo, hi) is set.
+func anyInRange(w []uint64, lo, hi int) bool {
+	if lo >= hi {
+		return false
+	}
+	first, last := lo>>6, (hi-1)>>6
+	head := ^uint64(0) << (uint(lo) & 63)
+	tail := ^uint64(0) >> (63 - uint(hi-1)&63)
+	if first == last {
+		return w[first]&head&tail != 0
+	}
+	if w[first]&head != 0 || w[last]&tail != 0 {
+		return true
+	}
+	for _, x := range w[first+1 : last] {
+		if x != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // HostFailedMask returns host h's failed GPUs.
 func (s *State) HostFailedMask(h HostID) uint64 {
 	lo := int(s.t.hostGPU[h])
