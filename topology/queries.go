@@ -78,7 +78,7 @@ func anyInRange(w []uint64, lo, hi int) bool {
 	}
 	first, last := lo>>6, (hi-1)>>6
 	head := ^uint64(0) << (uint(lo) & 63)
-	tail := ^uint64(0) >> (63 - uint(hi-1)&63)
+	tail := ^uint64(0) >> (63 - (uint(hi-1) & 63))
 	if first == last {
 		return w[first]&head&tail != 0
 	}
