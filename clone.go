@@ -3,6 +3,8 @@ package blink
 import (
 	"slices"
 
+	"github.com/blinksched/blink/topology"
+
 	"github.com/blinksched/blink/preempt"
 )
 
@@ -29,7 +31,7 @@ func (e *Engine) Clone() *Engine {
 	for k := range e.timers {
 		c.timers[k] = timerQueue{q: slices.Clone(e.timers[k].q[e.timers[k].head:])}
 	}
-	c.sp = e.sp.clone()
+	c.sp = e.sp.clone(c.s)
 	c.inQueue = e.inQueue
 	c.roomFor() // a clone takes the queue's decisions without growing its buffers, as the original does
 	// The built-in planners keep scratch state: each clone gets its own.
@@ -44,7 +46,8 @@ func (e *Engine) Clone() *Engine {
 	return c
 }
 
-func (sp *spares) clone() spares {
+// clone copies the spare pools for s, the engine clone's State.
+func (sp *spares) clone(s *topology.State) spares {
 	c := spares{pol: sp.pol, isSpare: slices.Clone(sp.isSpare),
 		lo: sp.lo, dirty: slices.Clone(sp.dirty), gpuless: sp.gpuless}
 	for i := range sp.count {
@@ -52,7 +55,7 @@ func (sp *spares) clone() spares {
 		c.isDirty = append(c.isDirty, slices.Clone(sp.isDirty[i]))
 	}
 	if sp.rx != nil {
-		c.rx = sp.rx.Clone()
+		c.rx = sp.rx.CloneFor(s) // its sums copied, not counted afresh at the clone's first cycle
 	}
 	return c
 }

@@ -120,6 +120,41 @@ func (x *Restriction) Clone() *Restriction {
 	return c
 }
 
+// CloneFor returns an independent copy of the closed set whose sums
+// describe State c (over the same tree): typically a clone of the State the
+// Restriction has followed, as an engine's Clone makes. The sums are copied
+// and each closed host is compared with c, moving the sums where it
+// differs, so the copy is exact for any such c; it costs O(hosts + domains)
+// rather than the recount of every closed host at every level that Clone's
+// copy pays at its first use. A Restriction never counted, or a State over
+// another tree, gets Clone's copy.
+func (x *Restriction) CloneFor(c *topology.State) *Restriction {
+	if x.s == nil || c.Tree() != x.t {
+		return x.Clone()
+	}
+	y := &Restriction{t: x.t, open: slices.Clone(x.open), nm: x.nm, nb: x.nb,
+		free: slices.Clone(x.free), shared: slices.Clone(x.shared), part: slices.Clone(x.part),
+		hist: slices.Clone(x.hist), dfree: slices.Clone(x.dfree), dshare: slices.Clone(x.dshare),
+		dpart: slices.Clone(x.dpart), s: c, seq: c.TouchSeq(), gen: x.gen + 1}
+	for w := range y.open {
+		for c := y.closedWord(w); c != 0; c &= c - 1 {
+			y.recount(topology.HostID(w*64 + bits.TrailingZeros64(c)))
+		}
+	}
+	return y
+}
+
+// Sync counts the sums for State s, or brings them up to date with it, now
+// rather than at the next restricted request: an engine calls it when it
+// sets the Restriction up, so that its first cycle does not pay the count
+// (one pass over the closed hosts); closing and opening hosts then moves the
+// sums as it goes. It does nothing for a State over another tree.
+func (x *Restriction) Sync(s *topology.State) {
+	if s.Tree() == x.t {
+		x.sync(s)
+	}
+}
+
 // sync brings the sums up to date with State s.
 func (x *Restriction) sync(s *topology.State) {
 	if x.s == s && !s.TouchesLost(x.seq) {
@@ -146,15 +181,20 @@ func (x *Restriction) rebuild(s *topology.State) {
 	clear(x.dfree)
 	clear(x.dshare)
 	clear(x.dpart)
-	for w, word := range x.open {
-		closed := ^word
-		if rest := x.t.NumHosts() - w*64; rest < 64 {
-			closed &= 1<<uint(rest) - 1
-		}
-		for ; closed != 0; closed &= closed - 1 {
-			x.count(topology.HostID(w*64 + bits.TrailingZeros64(closed)))
+	for w := range x.open {
+		for c := x.closedWord(w); c != 0; c &= c - 1 {
+			x.count(topology.HostID(w*64 + bits.TrailingZeros64(c)))
 		}
 	}
+}
+
+// closedWord is word w of the closed hosts' bitset.
+func (x *Restriction) closedWord(w int) uint64 {
+	closed := ^x.open[w]
+	if rest := x.t.NumHosts() - w*64; rest < 64 {
+		closed &= 1<<uint(rest) - 1
+	}
+	return closed
 }
 
 // count reads closed host h's figures from the State and adds them to the

@@ -12,9 +12,10 @@ import (
 // TestRestrictionSums follows a Restriction through random steps (jobs
 // added and removed, whole GPUs and fractions, hosts failing and coming
 // back, rejected Deltas, Clones, snapshot round trips, hosts closed and
-// opened) and compares, after every step, its per-domain sums with a count
-// over each domain's closed hosts from the State's per-host figures, and
-// the restricted root index with a scan of the root's children.
+// opened, the Restriction copied with CloneFor for the State as it is) and
+// compares, after every step, its per-domain sums with a count over each
+// domain's closed hosts from the State's per-host figures, and the
+// restricted root index with a scan of the root's children.
 func TestRestrictionSums(t *testing.T) {
 	seed := testkit.Seed(t, 11)
 	rng := rand.New(rand.NewPCG(seed, 2))
@@ -31,7 +32,9 @@ func TestRestrictionSums(t *testing.T) {
 	next := topology.JobID(0)
 	var live []topology.JobID
 	for step := range testkit.Steps(t, 3000) {
-		switch k := rng.IntN(8); {
+		switch k := rng.IntN(9); {
+		case k == 8: // a copy for the State as it is now, however far behind x is
+			x = x.CloneFor(s)
 		case k == 0:
 			h := topology.HostID(rng.IntN(tr.NumHosts()))
 			if x.Closed(h) {
@@ -52,7 +55,7 @@ func TestRestrictionSums(t *testing.T) {
 		if rng.IntN(3) > 0 { // now and then, several steps between syncs
 			continue
 		}
-		x.sync(s)
+		x.Sync(s)
 		checkSums(t, s, x, step)
 		require.NoError(t, x.Check(s), "step %d", step)
 		for _, g := range []int32{1, 2, 4} {
@@ -137,6 +140,10 @@ func TestRestrictionErrors(t *testing.T) {
 	other, err := topology.BuildShape(topology.Shape{Levels: []string{"rack"}, FanOut: []int{2, 3}, GPUsPerHost: 4})
 	require.NoError(t, err)
 	y := NewRestriction(other)
+	require.NoError(t, y.Close(0))
+	y.Sync(s) // a State over another tree: nothing counted, nothing copied
+	require.Nil(t, y.s)
+	require.Nil(t, y.CloneFor(s).s)
 	_, _, err = v.Place(s, &Request{Sets: []PodSet{{Pods: 1, GPUs: 1}}, Eligible: y.Eligible(), Restriction: y}, &plan)
 	require.ErrorIs(t, err, ErrInvalid)
 	ok, _, err := v.Place(s, &Request{Sets: []PodSet{{Pods: 6, GPUs: 4}}, Eligible: x.Eligible(), Restriction: x}, &plan)
