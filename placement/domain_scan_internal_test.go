@@ -17,7 +17,9 @@ import (
 // part, with the whole-host index and without), after each of random steps
 // (jobs added and removed, Clones, snapshot round trips), for every pod size
 // and several pod counts: the same choice, ties included, and the capacity it
-// hands to fill (capAt) is capOf's.
+// hands to fill (capAt) is capOf's. Restricted requests too: hosts closed by
+// a Restriction (a quarter at first, one opened or closed now and then) and
+// the Restriction copied (CloneFor) with each State clone.
 func TestDomainScan(t *testing.T) {
 	seed := testkit.Seed(t, 6)
 	steps := testkit.Steps(t, 3000)
@@ -25,23 +27,48 @@ func TestDomainScan(t *testing.T) {
 		{Levels: []string{"block", "su", "rack"}, FanOut: []int{2, 5, 4, 3}, GPUsPerHost: 4},
 		{Levels: []string{"su", "rack"}, FanOut: []int{3, 50, 2}, GPUsPerHost: 4}, // 150 racks: bitmaps of 3 words
 	} {
-		domainScan(t, rand.New(rand.NewPCG(seed, 4)), sh, steps)
+		for _, restricted := range []bool{false, true} {
+			domainScan(t, rand.New(rand.NewPCG(seed, 4)), sh, steps, restricted)
+		}
 	}
 }
 
-func domainScan(t *testing.T, rng *rand.Rand, sh topology.Shape, steps int) {
+func domainScan(t *testing.T, rng *rand.Rand, sh topology.Shape, steps int, restricted bool) {
 	tr, err := topology.BuildShape(sh)
 	require.NoError(t, err)
 	s := topology.NewState(tr)
+	var x *Restriction
+	if restricted {
+		x = NewRestriction(tr)
+		for h := range topology.HostID(tr.NumHosts()) {
+			if rng.IntN(4) == 0 {
+				require.NoError(t, x.Close(h))
+			}
+		}
+	}
 	var v Solver
 	next := topology.JobID(0)
 	var live []topology.JobID
 	checks := 0
 	for step := range steps {
+		was := s
 		s = randomStep(t, rng, tr, s, &live, &next, step)
+		if x != nil {
+			if s != was {
+				x = x.CloneFor(s)
+			}
+			if h := topology.HostID(rng.IntN(tr.NumHosts())); rng.IntN(4) == 0 && x.Closed(h) {
+				require.NoError(t, x.Open(h))
+			} else if rng.IntN(4) == 0 {
+				require.NoError(t, x.Close(h))
+			}
+		}
 		for g := int32(1); g <= 4; g++ {
 			for _, need := range []int64{1, 2, 3, 5, 8} {
 				r := Request{Job: next, Sets: []PodSet{{Pods: int32(need), GPUs: g}}}
+				if x != nil {
+					r.Eligible, r.Restriction = x.Eligible(), x
+				}
 				v.begin(s, &r)
 				v.setCurrent(0)
 				if !v.exact {
@@ -62,7 +89,7 @@ func domainScan(t *testing.T, rng *rand.Rand, sh topology.Shape, steps int) {
 			}
 		}
 	}
-	t.Logf("%v: %d choices compared", sh.FanOut, checks)
+	t.Logf("%v (restricted %v): %d choices compared", sh.FanOut, restricted, checks)
 }
 
 // compareScan checks bestDomainExact over domains [lo, hi) of level l, with

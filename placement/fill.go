@@ -463,6 +463,9 @@ func (v *Solver) bestDomainRestricted(lo, hi int32, need int64) (int32, bool) {
 	hist, nm, nb := v.s.HistogramData()
 	free, x := v.s.DomainFreeData(), v.rx
 	g := int(v.set.GPUs)
+	if nm == 1 && g == nb-1 && hi-lo >= v.wholeFrom() {
+		return v.wholeBest(lo, hi, need)
+	}
 	best, bestCap, bestFree := int32(-1), int64(0), int64(0)
 	for c := lo; c < hi; c++ {
 		d := topology.DomainID(c)

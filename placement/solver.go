@@ -64,6 +64,7 @@ type Solver struct {
 	wideRx    []*wideMin    // the same for restricted requests
 	wlog      wideLog       // the touch log decoded for them (wide_log.go)
 	whole     []*wholeIndex // by level: domains by wholly free hosts (whole_index.go)
+	wholeRx   []*wholeIndex // the same for restricted requests
 	wholeMin  int32         // tests: the range from which bestDomainWhole uses it (0: wholeIndexMin)
 	rx        *Restriction  // the request's, synced with the State
 	scope     topology.DomainID

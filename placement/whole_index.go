@@ -16,10 +16,14 @@ import (
 // lowest index: the first non-empty bucket from need up, scanned over the
 // range. It is brought up to date from the State's touch log (TouchedHosts):
 // O(hosts touched) per call, O(the level's domains) when the log no longer
-// covers what changed.
+// covers what changed. For a restricted request the counts are the open
+// hosts' (the Restriction's sums subtracted), in an index of their own that
+// starts over when the closed set changes.
 type wholeIndex struct {
 	s      *topology.State
 	seq    uint64
+	rx     *Restriction // the closed hosts left out (nil: none)
+	rxGen  uint64       // its gen when last synced
 	level  topology.Level
 	lo     int32      // the level's first domain
 	count  []int32    // per domain of the level: its bucket
@@ -45,20 +49,28 @@ func (v *Solver) wholeFrom() int32 {
 // level's index.
 func (v *Solver) wholeBest(lo, hi int32, need int64) (int32, bool) {
 	l := v.t.DomainLevel(topology.DomainID(lo))
-	for len(v.whole) <= int(l) {
-		v.whole = append(v.whole, nil)
+	all := &v.whole
+	if v.rx != nil {
+		all = &v.wholeRx
 	}
-	w := v.whole[l]
+	for len(*all) <= int(l) {
+		*all = append(*all, nil)
+	}
+	w := (*all)[l]
 	if w == nil {
 		w = &wholeIndex{level: l}
-		v.whole[l] = w
+		(*all)[l] = w
 	}
-	w.sync(v.s)
+	w.sync(v.s, v.rx)
 	free := v.s.DomainFreeData()
+	var closed []int32 // free GPUs on closed hosts, per domain (one model)
+	if v.rx != nil {
+		closed = v.rx.dfree
+	}
 	_, _, nb := v.s.HistogramData()
 	for k := max(need, 1); k < int64(len(w.bucket)); k++ {
 		if w.size[k] > 0 {
-			if best := w.least(w.bucket[k], lo, hi, free, int32(k)*int32(nb-1)); best >= 0 {
+			if best := w.least(w.bucket[k], lo, hi, free, closed, int32(k)*int32(nb-1)); best >= 0 {
 				return v.chose(best, k)
 			}
 		}
@@ -67,10 +79,10 @@ func (v *Solver) wholeBest(lo, hi int32, need int64) (int32, bool) {
 }
 
 // least returns the domain in [lo, hi) of bucket b with the fewest free GPUs
-// (the lowest index among equals), or -1. No domain of the bucket has fewer
-// free GPUs than floor (its wholly free hosts'): the first with floor is the
-// answer.
-func (w *wholeIndex) least(b []uint64, lo, hi int32, free []int32, floor int32) int32 {
+// (free less closed, if closed is not nil; the lowest index among equals),
+// or -1. No domain of the bucket has fewer free GPUs than floor (its wholly
+// free hosts'): the first with floor is the answer.
+func (w *wholeIndex) least(b []uint64, lo, hi int32, free, closed []int32, floor int32) int32 {
 	from, to := lo-w.lo, hi-w.lo
 	best, bestFree := int32(-1), int32(0)
 	for wi := from >> 6; wi<<6 < to; wi++ {
@@ -83,7 +95,11 @@ func (w *wholeIndex) least(b []uint64, lo, hi int32, free []int32, floor int32) 
 		}
 		for ; word != 0; word &= word - 1 {
 			d := w.lo + wi<<6 + int32(bits.TrailingZeros64(word))
-			if f := free[d]; best < 0 || f < bestFree {
+			f := free[d]
+			if closed != nil {
+				f -= closed[d]
+			}
+			if best < 0 || f < bestFree {
 				if f <= floor {
 					return d
 				}
@@ -94,8 +110,14 @@ func (w *wholeIndex) least(b []uint64, lo, hi int32, free []int32, floor int32) 
 	return best
 }
 
-// sync brings the index up to date with s.
-func (w *wholeIndex) sync(s *topology.State) {
+// sync brings the index up to date with s, for the hosts rx leaves open.
+func (w *wholeIndex) sync(s *topology.State, rx *Restriction) {
+	if w.rx != rx || rx != nil && w.rxGen != rx.gen {
+		w.s, w.rx = nil, rx // another closed set, a host closed or opened, or its sums counted afresh: start over
+	}
+	if rx != nil {
+		w.rxGen = rx.gen
+	}
 	if w.s == s {
 		var ok bool
 		if w.hosts, ok = s.TouchedHosts(w.seq, w.hosts[:0]); ok {
@@ -109,7 +131,7 @@ func (w *wholeIndex) sync(s *topology.State) {
 				}
 				d := t.HostDomain(h, w.level)
 				runLo, runHi = t.Hosts(d)
-				w.set(int32(d), hist[int(d)*nb+nb-1])
+				w.set(int32(d), w.wholly(hist, nb, d))
 			}
 			return
 		}
@@ -142,12 +164,30 @@ func (w *wholeIndex) rebuild(s *topology.State) {
 	clear(w.size)
 	w.count = slices.Grow(w.count[:0], n)[:n]
 	hist, _, nb := s.HistogramData()
+	var closed []int32 // the Restriction's histograms (one model), if any
+	if w.rx != nil {
+		closed = w.rx.hist
+	}
 	for i := range n {
-		c := hist[(int(w.lo)+i)*nb+nb-1]
+		j := (int(w.lo)+i)*nb + nb - 1
+		c := hist[j]
+		if closed != nil {
+			c -= closed[j]
+		}
 		w.count[i] = c
 		w.bucket[c][i>>6] |= 1 << (uint(i) & 63)
 		w.size[c]++
 	}
+}
+
+// wholly is domain d's count of wholly free hosts, open ones only with a
+// Restriction (the tree has one model).
+func (w *wholeIndex) wholly(hist []int32, nb int, d topology.DomainID) int32 {
+	c := hist[int(d)*nb+nb-1]
+	if w.rx != nil {
+		c -= w.rx.hist[int(d)*nb+nb-1]
+	}
+	return c
 }
 
 // set moves domain d to bucket c, its count now.
