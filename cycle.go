@@ -120,7 +120,10 @@ func (e *Engine) schedule() {
 	// second pass reads every queued job's record again.
 	keep := e.queue[:0]
 	e.inQueue = queued{}
-	for _, slot := range e.queue {
+	for i, slot := range e.queue {
+		if i%lookAhead == 0 {
+			e.touchAhead(i)
+		}
 		e.visit(slot, &c)
 		if j := &e.jobs[slot]; j.state == stPending {
 			keep = append(keep, slot)
