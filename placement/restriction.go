@@ -22,13 +22,14 @@ import (
 // The sums follow a State through its touch log (State.TouchedHosts): a
 // Solver brings them up to date at each call, in time proportional to what
 // changed; a State it has not seen, or one whose log overflowed, costs one
-// pass over the closed hosts. A Restriction is not safe for concurrent use.
+// pass over the closed hosts. Closing or opening a host is O(1): the sums
+// take it in at the next call. A Restriction is not safe for concurrent use.
 type Restriction struct {
 	t      *topology.Tree
 	open   []uint64 // the open hosts: Request.Eligible
 	nm, nb int
 
-	// The closed hosts' figures as last counted (zero for open hosts): 7
+	// The counted hosts' figures as last counted (zero for others): 7
 	// bytes a host, partly used GPUs packed as the State packs them
 	// (State.HostPartialData).
 	free   []uint8
@@ -45,7 +46,17 @@ type Restriction struct {
 	seq uint64
 	gen uint64 // changes whenever the sums change other than through s's touch log
 	buf []topology.HostID
+
+	// Hosts closed or opened since the sums were last brought up to date
+	// (possibly repeated), and the hosts the sums count: closing and opening
+	// is O(1), the sums follow at the next sync (settle).
+	pend    []topology.HostID
+	counted []uint64
 }
+
+// maxPend is how many closings and openings wait for a sync before the
+// sums are dropped, to be counted afresh at the next one.
+const maxPend = 4096
 
 // NewRestriction returns a Restriction over tree t with every host open.
 func NewRestriction(t *topology.Tree) *Restriction {
@@ -55,7 +66,7 @@ func NewRestriction(t *topology.Tree) *Restriction {
 		t: t, open: make([]uint64, (H+63)/64), nm: nm, nb: nb,
 		free: make([]uint8, H), shared: make([]uint16, H), part: make([]uint32, H),
 		hist: make([]int32, D*nm*nb), dfree: make([]int32, D*nm), dshare: make([]int64, D),
-		dpart: make([]int32, D*topology.PartialBuckets),
+		dpart: make([]int32, D*topology.PartialBuckets), counted: make([]uint64, (H+63)/64),
 	}
 	for h := range H {
 		x.open[h>>6] |= 1 << (uint(h) & 63)
@@ -87,10 +98,7 @@ func (x *Restriction) Close(h topology.HostID) error {
 		return nil
 	}
 	x.open[h>>6] &^= 1 << (uint(h) & 63)
-	x.gen++
-	if x.s != nil {
-		x.count(h)
-	}
+	x.changed(h)
 	return nil
 }
 
@@ -103,13 +111,40 @@ func (x *Restriction) Open(h topology.HostID) error {
 	if !x.closed(h) {
 		return nil
 	}
-	x.gen++
-	if x.s != nil {
-		x.add(h, -1)
-	}
-	x.free[h], x.shared[h], x.part[h] = 0, 0, 0
 	x.open[h>>6] |= 1 << (uint(h) & 63)
+	x.changed(h)
 	return nil
+}
+
+// changed records that host h was closed or opened.
+func (x *Restriction) changed(h topology.HostID) {
+	x.gen++
+	if x.s == nil {
+		return // nothing counted yet
+	}
+	if len(x.pend) == maxPend {
+		x.s, x.pend = nil, x.pend[:0] // count afresh at the next sync
+		return
+	}
+	x.pend = append(x.pend, h)
+}
+
+// settle brings the sums up to date with the hosts closed and opened since
+// the last sync: a host closed is counted, one opened leaves the sums.
+func (x *Restriction) settle() {
+	for _, h := range x.pend {
+		w, bit := &x.counted[h>>6], uint64(1)<<(uint(h)&63)
+		switch in := *w&bit != 0; {
+		case x.closed(h) && !in:
+			*w |= bit
+			x.count(h)
+		case !x.closed(h) && in:
+			*w &^= bit
+			x.add(h, -1)
+			x.free[h], x.shared[h], x.part[h] = 0, 0, 0
+		}
+	}
+	x.pend = x.pend[:0]
 }
 
 // Clone returns an independent copy of the closed set; its sums are
@@ -135,7 +170,9 @@ func (x *Restriction) CloneFor(c *topology.State) *Restriction {
 	y := &Restriction{t: x.t, open: slices.Clone(x.open), nm: x.nm, nb: x.nb,
 		free: slices.Clone(x.free), shared: slices.Clone(x.shared), part: slices.Clone(x.part),
 		hist: slices.Clone(x.hist), dfree: slices.Clone(x.dfree), dshare: slices.Clone(x.dshare),
-		dpart: slices.Clone(x.dpart), s: c, seq: c.TouchSeq(), gen: x.gen + 1}
+		dpart: slices.Clone(x.dpart), s: c, seq: c.TouchSeq(), gen: x.gen + 1,
+		pend: slices.Clone(x.pend), counted: slices.Clone(x.counted)}
+	y.settle()
 	for w := range y.open {
 		for c := y.closedWord(w); c != 0; c &= c - 1 {
 			y.recount(topology.HostID(w*64 + bits.TrailingZeros64(c)))
@@ -147,8 +184,9 @@ func (x *Restriction) CloneFor(c *topology.State) *Restriction {
 // Sync counts the sums for State s, or brings them up to date with it, now
 // rather than at the next restricted request: an engine calls it when it
 // sets the Restriction up, so that its first cycle does not pay the count
-// (one pass over the closed hosts); closing and opening hosts then moves the
-// sums as it goes. It does nothing for a State over another tree.
+// (one pass over the closed hosts). Closing and opening hosts stays O(1):
+// the sums follow at the next sync. It does nothing for a State over
+// another tree.
 func (x *Restriction) Sync(s *topology.State) {
 	if s.Tree() == x.t {
 		x.sync(s)
@@ -158,6 +196,7 @@ func (x *Restriction) Sync(s *topology.State) {
 // sync brings the sums up to date with State s.
 func (x *Restriction) sync(s *topology.State) {
 	if x.s == s && !s.TouchesLost(x.seq) {
+		x.settle()
 		if s.TouchSeq() == x.seq {
 			return
 		}
@@ -177,6 +216,13 @@ func (x *Restriction) sync(s *topology.State) {
 func (x *Restriction) rebuild(s *topology.State) {
 	x.s, x.seq = s, s.TouchSeq()
 	x.gen++
+	x.pend = x.pend[:0]
+	clear(x.free)
+	clear(x.shared)
+	clear(x.part)
+	for w := range x.counted {
+		x.counted[w] = x.closedWord(w)
+	}
 	clear(x.hist)
 	clear(x.dfree)
 	clear(x.dshare)
@@ -226,9 +272,11 @@ func (x *Restriction) add(h topology.HostID, sign int32) {
 		i := int(d)*x.nm + m
 		x.hist[i*x.nb+k] += sign
 		x.dfree[i] += free
-		x.dshare[d] += shared
-		for b := range topology.PartialBuckets {
-			x.dpart[int(d)*topology.PartialBuckets+b] += sign * int32(part>>(8*uint(b))&0xFF)
+		if shared != 0 || part != 0 { // a host with partly used GPUs: fractional pods only
+			x.dshare[d] += shared
+			for b := range topology.PartialBuckets {
+				x.dpart[int(d)*topology.PartialBuckets+b] += sign * int32(part>>(8*uint(b))&0xFF)
+			}
 		}
 		if d == 0 {
 			break

@@ -120,6 +120,30 @@ func TestRestrictionCheck(t *testing.T) {
 	require.ErrorContains(t, x.Check(s), "differ from a recount")
 }
 
+// TestRestrictionManyChanges: past maxPend closings and openings between
+// two syncs, the sums are counted afresh, and exact.
+func TestRestrictionManyChanges(t *testing.T) {
+	tr, err := topology.BuildShape(topology.Shape{Levels: []string{"rack"}, FanOut: []int{4, 5}, GPUsPerHost: 4})
+	require.NoError(t, err)
+	s := topology.NewState(tr)
+	require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(1, topology.Job{}, topology.Pod{Host: 3, GPUs: 1})}}))
+	x := NewRestriction(tr)
+	require.NoError(t, x.Close(2))
+	x.Sync(s)
+	for i := range maxPend + 3 {
+		h := topology.HostID(i % tr.NumHosts())
+		if x.Closed(h) {
+			require.NoError(t, x.Open(h))
+		} else {
+			require.NoError(t, x.Close(h))
+		}
+	}
+	require.Nil(t, x.s, "the sums are dropped")
+	x.Sync(s)
+	checkSums(t, s, x, 0)
+	require.NoError(t, x.Check(s))
+}
+
 // TestRestrictionErrors: hosts out of range and mismatched bitsets are
 // rejected, changing nothing.
 func TestRestrictionErrors(t *testing.T) {
