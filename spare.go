@@ -63,7 +63,6 @@ func (sp *spares) init(e *Engine) {
 	words := (t.NumHosts() + 63) / 64
 	sp.isSpare = make([]uint64, words)
 	sp.rx = placement.NewRestriction(t)
-	sp.rx.Sync(e.s) // each spare closed below is counted as it goes, not at the first cycle
 	for h := 0; h < t.NumHosts(); h++ {
 		sp.gpuless = sp.gpuless || t.HostGPUCount(topology.HostID(h)) == 0
 	}
@@ -77,6 +76,7 @@ func (sp *spares) init(e *Engine) {
 		}
 	}
 	sp.refill(e)
+	sp.rx.Sync(e.s) // the spares' sums counted now, not at the first cycle
 }
 
 // IsSpare reports whether host h is a spare.
