@@ -3,9 +3,8 @@ package blink
 import (
 	"slices"
 
-	"github.com/blinksched/blink/topology"
-
 	"github.com/blinksched/blink/preempt"
+	"github.com/blinksched/blink/topology"
 )
 
 // Clone returns an independent copy of the engine: its State (State.Clone),

@@ -131,7 +131,7 @@ func (w *wholeIndex) sync(s *topology.State, rx *Restriction) {
 				}
 				d := t.HostDomain(h, w.level)
 				runLo, runHi = t.Hosts(d)
-				w.set(int32(d), w.wholly(hist, nb, d))
+				w.set(int32(d), wholly(hist, w.closedHist(), int(d)*nb+nb-1))
 			}
 			return
 		}
@@ -164,30 +164,31 @@ func (w *wholeIndex) rebuild(s *topology.State) {
 	clear(w.size)
 	w.count = slices.Grow(w.count[:0], n)[:n]
 	hist, _, nb := s.HistogramData()
-	var closed []int32 // the Restriction's histograms (one model), if any
-	if w.rx != nil {
-		closed = w.rx.hist
-	}
+	closed := w.closedHist()
 	for i := range n {
-		j := (int(w.lo)+i)*nb + nb - 1
-		c := hist[j]
-		if closed != nil {
-			c -= closed[j]
-		}
+		c := wholly(hist, closed, (int(w.lo)+i)*nb+nb-1)
 		w.count[i] = c
 		w.bucket[c][i>>6] |= 1 << (uint(i) & 63)
 		w.size[c]++
 	}
 }
 
-// wholly is domain d's count of wholly free hosts, open ones only with a
-// Restriction (the tree has one model).
-func (w *wholeIndex) wholly(hist []int32, nb int, d topology.DomainID) int32 {
-	c := hist[int(d)*nb+nb-1]
-	if w.rx != nil {
-		c -= w.rx.hist[int(d)*nb+nb-1]
+// closedHist is the Restriction's histograms (the tree has one model), or
+// nil without one.
+func (w *wholeIndex) closedHist() []int32 {
+	if w.rx == nil {
+		return nil
 	}
-	return c
+	return w.rx.hist
+}
+
+// wholly is a domain's count of wholly free hosts, hist[j] (j its last
+// bucket), less the closed hosts' if closed is not nil.
+func wholly(hist, closed []int32, j int) int32 {
+	if closed != nil {
+		return hist[j] - closed[j]
+	}
+	return hist[j]
 }
 
 // set moves domain d to bucket c, its count now.
