@@ -44,7 +44,7 @@ type Restriction struct {
 
 	s   *topology.State // the State the sums describe; nil: none yet
 	seq uint64
-	gen uint64 // changes whenever the sums change other than through s's touch log
+	gen uint64 // changes whenever a host is closed or opened, or the sums are counted afresh
 	buf []topology.HostID
 
 	// Hosts closed or opened since the sums were last brought up to date
