@@ -81,6 +81,10 @@ func domainScan(t *testing.T, rng *rand.Rand, sh topology.Shape, steps int, rest
 						checks += compareScan(t, &v, l+1, clo, chi, need, "step %d: %d pods of %d GPUs in %s", step, need, g, tr.DomainPath(d))
 					}
 				}
+				lo, hi := tr.LevelDomains(tr.HostLevel() - 1)
+				for d := lo; d < hi; d++ {
+					checks += compareHostScan(t, &v, d, need, "step %d: %d pods of %d GPUs in %s", step, need, g, tr.DomainPath(d))
+				}
 				for l := topology.Level(1); l < tr.HostLevel(); l++ { // a whole level, as requiredFast asks, and a part of it
 					lo, hi := tr.LevelDomains(l)
 					checks += compareScan(t, &v, l, int32(lo), int32(hi), need, "step %d: %d pods of %d GPUs at level %d", step, need, g, l)
@@ -90,6 +94,22 @@ func domainScan(t *testing.T, rng *rand.Rand, sh topology.Shape, steps int, rest
 		}
 	}
 	t.Logf("%v (restricted %v): %d choices compared", sh.FanOut, restricted, checks)
+}
+
+// compareHostScan checks bestHostExact over the hosts of domain d against
+// bestScan, for need pods and for more than any host holds; it returns the
+// choices compared.
+func compareHostScan(t *testing.T, v *Solver, d topology.DomainID, need int64, what string, args ...any) int {
+	t.Helper()
+	lo, hi := v.childRange(d, v.hl)
+	for _, n := range []int64{need, topology.MaxHostGPUs + 1} {
+		want, wok := v.bestScan(v.hl, lo, hi, n)
+		if got, gok := v.bestHostExact(lo, hi, n); gok != wok || want != got {
+			t.Fatalf("%s, %d pods: bestHostExact chose host %d (%v), bestScan %d (%v)",
+				fmt.Sprintf(what, args...), n, got, gok, want, wok)
+		}
+	}
+	return 2
 }
 
 // compareScan checks bestDomainExact over domains [lo, hi) of level l, with
