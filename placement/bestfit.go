@@ -156,9 +156,9 @@ func (v *Solver) bestHostExact(lo, hi int32, need int64) (int32, bool) {
 // model, none closed): the first host with the fewest free GPUs of those
 // with at least need·g, the free GPUs need pods of g take (⌊k/g⌋ ≥ need).
 func (v *Solver) bestHostByFree(lo, hi int32, need int64) (int32, bool) {
-	lb := need * int64(v.set.GPUs)
-	if lb > topology.MaxHostGPUs {
-		return -1, false
+	lb := need * int64(v.set.GPUs) // the free GPUs need pods take
+	if need > topology.MaxHostGPUs || lb > topology.MaxHostGPUs {
+		return -1, false // no host has that many GPUs
 	}
 	least := uint32(lb)
 	stop := v.unbeatable(need, lb, need) // a host with just lb free GPUs is unbeatable

@@ -18,6 +18,11 @@
 // the queue's jobs of at most 8 GPUs (8,524 of them, all of which bind),
 // for what one small job costs; -second runs the first cycle on the fixture
 // before, so that -cycle measures a second one (BenchmarkCycle's cycle=2).
+// -sorted submits the queue grouped by pod shape within each priority, an
+// experiment that changes the engine's order (which job gets which GPUs):
+// with -small, the same jobs bind, so the difference to the submitted order
+// is what interleaving shapes costs. -time N runs the cycle on N clones
+// (no callgrind) and prints its wall time, fastest and median.
 //
 // -preempt shape counts instead one preempt.Planner.Plan of BenchmarkPreempt's
 // gpus200k request on shape (nvl72 or hgx) at 1M GPUs, after a warm-up Plan
@@ -28,9 +33,13 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
+	"slices"
+	"time"
 
 	"github.com/blinksched/blink"
 	"github.com/blinksched/blink/bench"
@@ -44,6 +53,8 @@ func main() {
 	spares := flag.Bool("spares", false, "one spare host per rack")
 	small := flag.Bool("small", false, "only the queue's jobs of at most 8 GPUs")
 	second := flag.Bool("second", false, "run the first cycle in any case; -cycle runs the second")
+	sorted := flag.Bool("sorted", false, "submit the queue grouped by pod shape within each priority")
+	runs := flag.Int("time", 0, "time the cycle on this many clones instead")
 	shape := flag.String("preempt", "", "count one gpus200k preemption Plan on this shape instead")
 	flag.Parse()
 	if *shape != "" {
@@ -53,11 +64,7 @@ func main() {
 		}
 		return
 	}
-	fixture := bench.EngineFixture
-	if *small {
-		fixture = smallFixture
-	}
-	e, err := fixture("1M", 10000, *spares, bench.DefaultSeed)
+	e, err := fixture(*small, *sorted, *spares)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cycleprobe:", err)
 		os.Exit(1)
@@ -66,6 +73,10 @@ func main() {
 	if *second {
 		e.Cycle(now)
 		now++
+	}
+	if *runs > 0 {
+		timeCycles(e, now, *runs)
+		return
 	}
 	if *cycle {
 		e.Clone().Cycle(now) // the warm-up
@@ -104,18 +115,45 @@ func plan(p *preempt.Planner, s *topology.State, req *placement.Request, res *pr
 	return ok
 }
 
-// smallFixture is bench.EngineFixture with the queue's gangs left out: the
-// same draws, the jobs of more than 8 GPUs not submitted.
-func smallFixture(gpus string, pending int, spares bool, seed uint64) (*blink.Engine, error) {
-	s, _, err := bench.Loaded("nvl72", gpus, bench.EngineLoad, bench.DefaultSeed)
+// fixture is bench.EngineFixture at 1M GPUs and 10,000 pending jobs, with
+// only the jobs of at most 8 GPUs submitted if small (the same draws), in
+// order of priority then pod shape if sorted.
+func fixture(small, sorted, spares bool) (*blink.Engine, error) {
+	s, _, err := bench.Loaded("nvl72", "1M", bench.EngineLoad, bench.DefaultSeed)
 	if err != nil {
 		return nil, err
 	}
 	var specs []blink.JobSpec
-	for _, spec := range bench.PendingSpecs(s.Tree(), pending, seed) {
-		if spec.Sets[0].Pods*spec.Sets[0].GPUs <= 8 {
+	for _, spec := range bench.PendingSpecs(s.Tree(), 10000, bench.DefaultSeed) {
+		if !small || spec.Sets[0].Pods*spec.Sets[0].GPUs <= 8 {
 			specs = append(specs, spec)
 		}
 	}
+	if sorted {
+		slices.SortStableFunc(specs, func(a, b blink.JobSpec) int {
+			if a.Priority != b.Priority {
+				return cmp.Compare(b.Priority, a.Priority)
+			}
+			x, y := a.Sets[0], b.Sets[0]
+			return cmp.Or(cmp.Compare(x.GPUs, y.GPUs), cmp.Compare(x.Milli, y.Milli), cmp.Compare(x.Pods, y.Pods))
+		})
+	}
 	return bench.EngineOver(s, specs, bench.EngineConfig(s.Tree(), spares))
+}
+
+// timeCycles runs the cycle at now on n clones of e, garbage collected
+// before each, and prints the fastest and median wall time.
+func timeCycles(e *blink.Engine, now int64, n int) {
+	var took []time.Duration
+	var d blink.Decisions
+	for range n {
+		c := e.Clone()
+		runtime.GC()
+		start := time.Now()
+		d = c.Cycle(now)
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	fmt.Printf("%d binds, %d waiting: fastest %v, median %v of %d cycles\n",
+		len(d.Binds), len(d.Pending), took[0], took[n/2], n)
 }
