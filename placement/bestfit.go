@@ -205,7 +205,7 @@ func fitKey(cp, f, need int64) uint64 {
 // one pod set, exact capacities) and the largest key such a child has:
 // capacity need, at most lb free GPUs.
 func (v *Solver) stopKey(need, lb int64) (bool, uint64) {
-	if need > math.MaxInt32 || !v.unbeatable(need, lb, need) {
+	if need < 0 || need > math.MaxInt32 || !v.unbeatable(need, lb, need) {
 		return false, 0
 	}
 	return true, uint64(need)<<32 | uint64(min(lb, math.MaxUint32))
