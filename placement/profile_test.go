@@ -272,7 +272,7 @@ func TestProfileOracle(t *testing.T) {
 				ps = profShape(rng, tree)
 			}
 			set := placement.PodSet{Pods: 1, GPUs: ps.GPUs, Milli: ps.Milli, CPUMilli: ps.CPUMilli, MemoryMiB: ps.MemoryMiB}
-			job := topology.JobID(inst*steps + step)
+			job := topology.JobID(step) // each instance has its own State: ids from 0 keep its job table small
 			req := placement.Request{Job: job, Sets: []placement.PodSet{set}, Models: ps.Models, Eligible: elig}
 			ok, _, err := v.Place(s, &req, &plan)
 			require.NoError(t, err)
