@@ -51,6 +51,10 @@ func bestCompaction(s *topology.State, l topology.Level, k int) int {
 					continue
 				}
 				o.eachPlacement(st.s, j, 0, 0, func(c *topology.State) {
+					if depth == k-1 { // the last move: counted, not kept (keeping them held a square of States)
+						best = max(best, countIdle(c, l))
+						return
+					}
 					moved := st.moved | 1<<uint(i)
 					key := o.key(c, moved)
 					if seen[key] {

@@ -164,16 +164,25 @@ func (o *oracle) solveTarget(lo, hi topology.HostID, limit int) (int, int, bool)
 					continue
 				}
 				o.eachPlacement(st.s, j, lo, hi, func(c *topology.State) {
+					o.states++
+					if depth == limit-1 { // the last move: tested, not kept (keeping them held a cube of States)
+						if o.fitsIn(c, lo, hi) {
+							found, bestGPUs = true, min(bestGPUs, st.gpus+o.cost[j])
+						}
+						return
+					}
 					moved := st.moved | 1<<uint(i)
 					k := o.key(c, moved)
 					if seen[k] {
 						return
 					}
 					seen[k] = true
-					o.states++
 					next = append(next, oracleState{s: c, moved: moved, gpus: st.gpus + o.cost[j]})
 				})
 			}
+		}
+		if found {
+			return depth + 1, bestGPUs, true
 		}
 		frontier = next
 	}
