@@ -164,8 +164,8 @@ func (o *oracle) solveTarget(lo, hi topology.HostID, limit int) (int, int, bool)
 					continue
 				}
 				o.eachPlacement(st.s, j, lo, hi, func(c *topology.State) {
-					o.states++
 					if depth == limit-1 { // the last move: tested, not kept (keeping them held a cube of States)
+						o.states++
 						if o.fitsIn(c, lo, hi) {
 							found, bestGPUs = true, min(bestGPUs, st.gpus+o.cost[j])
 						}
@@ -177,6 +177,7 @@ func (o *oracle) solveTarget(lo, hi topology.HostID, limit int) (int, int, bool)
 						return
 					}
 					seen[k] = true
+					o.states++
 					next = append(next, oracleState{s: c, moved: moved, gpus: st.gpus + o.cost[j]})
 				})
 			}
