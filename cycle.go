@@ -121,9 +121,7 @@ func (e *Engine) schedule() {
 	keep := e.queue[:0]
 	e.inQueue = queued{}
 	for i, slot := range e.queue {
-		if i%lookAhead == 0 {
-			e.touchAhead(i)
-		}
+		e.prefetchAhead(i)
 		e.visit(slot, &c)
 		if j := &e.jobs[slot]; j.state == stPending {
 			keep = append(keep, slot)
@@ -386,6 +384,9 @@ func (e *Engine) fillMaxHealthy() {
 // apply, which would be a bug: plans are made on the current State.
 func (e *Engine) bind(slot int32, plan *placement.Plan) bool {
 	j := &e.jobs[slot]
+	for i := range min(len(plan.Pods), 4) { // their lists, while Apply validates
+		e.s.PrefetchHost(plan.Pods[i].Host)
+	}
 	d := plan.Delta()
 	d.Ops[0].Info.Movable = j.spec.Movable
 	if err := e.s.Apply(d); err != nil {

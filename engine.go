@@ -63,7 +63,6 @@ type Engine struct {
 	gpuList []topology.GPUID
 	cands   []resCand
 	evHosts bitset.BitSet // scratch: hosts of a domain holding evicted victims (markEvicting)
-	touched int32         // touchJobs' sink (lookahead.go)
 }
 
 type slotRef struct {

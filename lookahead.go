@@ -1,45 +1,61 @@
 package blink
 
-import "github.com/blinksched/blink/topology"
+import (
+	"unsafe"
+
+	"github.com/blinksched/blink/internal/cpu"
+	"github.com/blinksched/blink/topology"
+)
 
 // A job's turn in the cycle starts with reads of records no other turn
 // touched: its engine record, its pod sets, the State's record of its slot.
-// Cold, each is a cache miss, and the turn waits for them one after the
-// other before its mostly cache-resident placement and bind. Reading them a
-// batch of turns ahead lets a batch's misses overlap instead: the first
-// cycle of BenchmarkCycle/gpus=1M/pending=10k runs about a tenth faster
-// with it (README, "The engine").
+// Cold, each is a cache miss, and the turn would wait for them one after the
+// other before its mostly cache-resident placement and bind. The walk asks
+// the processor for them ahead instead (cpu.Prefetch: a hint that neither
+// waits nor faults), so that their misses overlap with earlier turns' work:
+// for a job's records 2·lookAhead turns before its turn, and for its pod
+// sets, whose address is in the engine record, lookAhead turns before it,
+// once that record has arrived. See README, "The engine", for what this
+// measured.
 
-// lookAhead is how many queued jobs touchAhead reads at a time, and how far
-// ahead.
+// lookAhead is the distance in turns between the prefetches of a job's
+// records, of its pod sets, and its turn.
 const lookAhead = 16
 
-// touchAhead is called at the turn of e.queue[i] for i a multiple of
-// lookAhead: it reads the records of the queued jobs [i+lookAhead,
-// i+2·lookAhead), and those of [0, lookAhead) too when i is 0. The queue
-// walk has not written those positions yet (schedule keeps the jobs still
-// pending in place, behind the walk).
-func (e *Engine) touchAhead(i int) {
-	n := len(e.queue)
+// prefetchAhead is called at the turn of e.queue[i]: it asks for the records
+// of the queued job 2·lookAhead turns ahead and for the pod sets of the one
+// lookAhead turns ahead, whose records were asked for lookAhead turns ago
+// (at turn 0, for every job up to there). The queue walk has not written
+// those positions yet (schedule keeps the jobs still pending in place,
+// behind the walk).
+func (e *Engine) prefetchAhead(i int) {
+	q := e.queue
 	if i == 0 {
-		e.touchJobs(e.queue[:min(lookAhead, n)])
+		for k := range min(2*lookAhead, len(q)) {
+			e.prefetchRecord(q[k])
+		}
+		for k := range min(lookAhead, len(q)) {
+			e.prefetchSets(q[k])
+		}
 	}
-	e.touchJobs(e.queue[min(i+lookAhead, n):min(i+2*lookAhead, n)])
+	if k := i + 2*lookAhead; k < len(q) {
+		e.prefetchRecord(q[k])
+	}
+	if k := i + lookAhead; k < len(q) {
+		e.prefetchSets(q[k])
+	}
 }
 
-// touchJobs reads what the turns of slots read first, into e.touched so
-// that the reads are not optimised away.
-func (e *Engine) touchJobs(slots []int32) {
-	var sum int32
-	for _, slot := range slots {
-		j := &e.jobs[slot]
-		sum += j.spec.Priority + j.waitFor + int32(j.key)
-		if len(j.spec.Sets) > 0 {
-			sum += j.spec.Sets[0].Pods
-		}
-		if e.s.HasJob(topology.JobID(slot)) {
-			sum++
-		}
+// prefetchRecord asks for the engine's and the State's records of job slot.
+func (e *Engine) prefetchRecord(slot int32) {
+	cpu.PrefetchRange(unsafe.Pointer(&e.jobs[slot]), unsafe.Sizeof(job{}))
+	e.s.PrefetchJob(topology.JobID(slot))
+}
+
+// prefetchSets asks for the first pod set of job slot (its record was asked
+// for lookAhead turns ago).
+func (e *Engine) prefetchSets(slot int32) {
+	if sets := e.jobs[slot].spec.Sets; len(sets) > 0 {
+		cpu.Prefetch(unsafe.Pointer(&sets[0]))
 	}
-	e.touched += sum
 }

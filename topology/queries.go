@@ -3,8 +3,11 @@ package topology
 import (
 	"math/bits"
 	"slices"
+	"unsafe"
 
 	"github.com/bits-and-blooms/bitset"
+
+	"github.com/blinksched/blink/internal/cpu"
 )
 
 // The read API for planners. Every method is O(1) or says otherwise, and none
@@ -368,4 +371,25 @@ func (s *State) AppendNominees(dst []JobID) []JobID {
 	}
 	slices.Sort(dst[n:])
 	return dst
+}
+
+// PrefetchJob hints that job id's record will be read soon: the caches are
+// asked for it, nothing is read or changed. Any id is accepted.
+func (s *State) PrefetchJob(id JobID) {
+	if id < 0 || int(id) >= len(s.jobs) {
+		return
+	}
+	cpu.PrefetchRange(unsafe.Pointer(&s.jobs[id]), unsafe.Sizeof(jobRec{}))
+}
+
+// PrefetchHost hints that a pod will soon be placed on host h: the caches
+// are asked for the first pod on the host, which linking the new pod reads.
+// Any h is accepted.
+func (s *State) PrefetchHost(h HostID) {
+	if h < 0 || int(h) >= len(s.hostPods) {
+		return
+	}
+	if q := s.hostPods[h]; q >= 0 {
+		cpu.Prefetch(unsafe.Pointer(&s.pods[q]))
+	}
 }
