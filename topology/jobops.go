@@ -94,7 +94,7 @@ func (s *State) placePods(id JobID, pods []Pod, check bool) (first, last int32, 
 				return -1, -1, fmt.Errorf("pod %d: %w", i, err)
 			}
 		}
-		last = s.placePod(id, info, int32(i), pods[i], last)
+		last = s.placePod(id, info, int32(i), &pods[i], last)
 		if first < 0 {
 			first = last
 		}

@@ -7,7 +7,7 @@ import (
 
 // placePod writes a validated pod of job id at rank, links it after pod slot
 // prev of the same job (-1: first), and returns its slot.
-func (s *State) placePod(id JobID, info *Job, rank int32, p Pod, prev int32) int32 {
+func (s *State) placePod(id JobID, info *Job, rank int32, p *Pod, prev int32) int32 {
 	slot := s.podFree
 	s.w32(&s.podFree, s.pods[slot].jnext)
 	s.w32(&s.nPods, s.nPods+1)
@@ -22,7 +22,7 @@ func (s *State) placePod(id JobID, info *Job, rank int32, p Pod, prev int32) int
 
 // putAt writes pod p of job id at rank into slot (whose job-list successor is
 // jnext): takes its resources on its host and links it there.
-func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p Pod, jnext int32) {
+func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext int32) {
 	t := s.t
 	h := p.Host
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
@@ -44,7 +44,7 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p Pod, jnext 
 	case !info.Exclusive && info.Preemptible:
 		s.addPre(h, info.Priority, int32(bits.OnesCount64(p.GPUs)))
 	}
-	rec := podRec{Pod: p, job: id, rank: rank, jnext: jnext}
+	rec := podRec{Pod: *p, job: id, rank: rank, jnext: jnext}
 	rec.next = s.linkOnHost(h, slot, id, rank)
 	s.wPod(slot, rec)
 	s.commit(h)
@@ -244,7 +244,7 @@ func (s *State) replacePods(id JobID, ranks []int32, pods []Pod) error {
 		if err := s.checkPod(id, info, &pods[i]); err != nil {
 			return fmt.Errorf("pod %d: %w", ranks[i], err)
 		}
-		s.putAt(slot, id, info, s.pods[slot].rank, pods[i], s.pods[slot].jnext)
+		s.putAt(slot, id, info, s.pods[slot].rank, &pods[i], s.pods[slot].jnext)
 		if s.pods[slot].rank == 0 { // the first pod: its host in the job view
 			s.w32((*int32)(&s.jobHost0[id]), int32(pods[i].Host))
 		}
