@@ -22,20 +22,16 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 	if n := s.jobs[id].nom; n >= 0 { // the nominee is placed: release its reservation
 		s.releaseNomination(n)
 	}
-	rec := s.jobs[id]
-	own := rec.info.Sets[:0] // the State's storage from this id's last job
-	rec.info = *info
-	rec.info.Sets = s.ownSets(own, info.Sets)
-	rec.live = true
-	s.wJob(id, rec) // placePod reads the job's attributes from here
+	j := s.jobW(id) // placePod reads the job's attributes from here
+	own := j.info.Sets[:0] // the State's storage from this id's last job
+	j.info = *info
+	j.info.Sets = s.ownSets(own, info.Sets)
+	j.live = true
 	first, last, err := s.placePods(id, pods, s.jr.on)
 	if err != nil {
 		return err
 	}
-	j := &s.jobs[id]
-	s.w32(&j.first, first)
-	s.w32(&j.last, last)
-	s.w32(&j.n, int32(len(pods)))
+	j.first, j.last, j.n = first, last, int32(len(pods)) // journaled with the record (jobW)
 	s.setJobView(id)
 	s.countMovable(id, 1)
 	s.countPreSize(id, 1)

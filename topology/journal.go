@@ -119,20 +119,26 @@ func (s *State) w8(p *uint8, v uint8) {
 	*p = v
 }
 
-func (s *State) wPod(i int32, v podRec) {
+// podW journals pod slot i's whole record and returns it for writing: the
+// fields written through it are restored with the record by a rollback.
+// Writing fields in place, rather than a modified copy of the record, keeps
+// the record off the stack (a copy written field by field and read back
+// whole stalls the processor's store forwarding).
+func (s *State) podW(i int32) *podRec {
 	p := &s.pods[i]
 	if s.jr.on {
 		s.jr.pods = append(s.jr.pods, jw[podRec]{p, *p})
 	}
-	*p = v
+	return p
 }
 
-func (s *State) wJob(i JobID, v jobRec) {
-	p := &s.jobs[i]
+// jobW is podW for job id's record.
+func (s *State) jobW(id JobID) *jobRec {
+	p := &s.jobs[id]
 	if s.jr.on {
 		s.jr.jobs = append(s.jr.jobs, jw[jobRec]{p, *p})
 	}
-	*p = v
+	return p
 }
 
 func (s *State) wSet(p *PodSet, v PodSet) {

@@ -45,9 +45,7 @@ func (s *State) nominate(n *Nomination) error {
 		rec.GPUs = slices.Clone(n.GPUs)
 	}
 	s.wNom(slot, rec)
-	jr := s.jobs[id]
-	jr.nom = slot
-	s.wJob(id, jr)
+	s.jobW(id).nom = slot
 	s.markNominated(rec.GPUs, true)
 	return nil
 }
@@ -77,9 +75,7 @@ func (s *State) markNominated(gpus []GPUID, on bool) {
 func (s *State) releaseNomination(slot int32) {
 	rec := s.noms[slot]
 	s.markNominated(rec.GPUs, false)
-	jr := s.jobs[rec.Job]
-	jr.nom = -1
-	s.wJob(rec.Job, jr)
+	s.jobW(rec.Job).nom = -1
 	s.wNom(slot, nomRec{Nomination: Nomination{GPUs: rec.GPUs[:0]}})
 }
 

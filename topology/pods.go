@@ -13,9 +13,7 @@ func (s *State) placePod(id JobID, info *Job, rank int32, p *Pod, prev int32) in
 	s.w32(&s.nPods, s.nPods+1)
 	s.putAt(slot, id, info, rank, p, -1)
 	if prev >= 0 {
-		r := s.pods[prev]
-		r.jnext = slot
-		s.wPod(prev, r)
+		s.podW(prev).jnext = slot
 	}
 	return slot
 }
@@ -44,9 +42,9 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext
 	case !info.Exclusive && info.Preemptible:
 		s.addPre(h, info.Priority, int32(bits.OnesCount64(p.GPUs)))
 	}
-	rec := podRec{Pod: *p, job: id, rank: rank, jnext: jnext}
-	rec.next = s.linkOnHost(h, slot, id, rank)
-	s.wPod(slot, rec)
+	next := s.linkOnHost(h, slot, id, rank)
+	r := s.podW(slot)
+	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, rank, next, jnext
 	s.commit(h)
 }
 
@@ -89,9 +87,7 @@ func (s *State) linkOnHost(h HostID, slot int32, id JobID, rank int32) int32 {
 	if prev < 0 {
 		s.w32(&s.hostPods[h], slot)
 	} else {
-		r := s.pods[prev]
-		r.next = slot
-		s.wPod(prev, r)
+		s.podW(prev).next = slot
 	}
 	return q
 }
@@ -105,9 +101,7 @@ func (s *State) unlinkFromHost(h HostID, slot int32) {
 	if prev < 0 {
 		s.w32(&s.hostPods[h], s.pods[slot].next)
 	} else {
-		r := s.pods[prev]
-		r.next = s.pods[slot].next
-		s.wPod(prev, r)
+		s.podW(prev).next = s.pods[slot].next
 	}
 }
 
@@ -115,7 +109,7 @@ func (s *State) unlinkFromHost(h HostID, slot int32) {
 // list.
 func (s *State) releasePod(slot int32) {
 	s.unplace(slot)
-	s.wPod(slot, podRec{job: -1, next: -1, jnext: s.podFree})
+	*s.podW(slot) = podRec{job: -1, next: -1, jnext: s.podFree}
 	s.w32(&s.podFree, slot)
 	s.w32(&s.nPods, s.nPods-1)
 }
@@ -172,9 +166,8 @@ func (s *State) removeJob(id JobID) error {
 	s.countPreSize(id, -1)
 	s.countEnd(id, -1)
 	s.releasePods(id)
-	rec := s.jobs[id]
-	rec.live, rec.first, rec.last, rec.n = false, -1, -1, 0
-	s.wJob(id, rec)
+	j := s.jobW(id)
+	j.live, j.first, j.last, j.n = false, -1, -1, 0
 	s.setJobView(id)
 	s.w32(&s.nJobs, s.nJobs-1)
 	return nil
@@ -197,14 +190,14 @@ func (s *State) moveJob(id JobID, pods []Pod) error {
 		i++
 	}
 	s.releasePods(id)
-	rec.first, rec.last = -1, -1
-	s.wJob(id, rec)
+	j := s.jobW(id)
+	j.first, j.last = -1, -1
 	first, last, err := s.placePods(id, pods, true)
 	if err != nil {
 		return err
 	}
-	rec.first, rec.last = first, last
-	s.wJob(id, rec)
+	j = s.jobW(id)
+	j.first, j.last = first, last
 	s.w32((*int32)(&s.jobHost0[id]), int32(s.pods[first].Host))
 	return nil
 }
