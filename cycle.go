@@ -384,7 +384,7 @@ func (e *Engine) fillMaxHealthy() {
 // apply, which would be a bug: plans are made on the current State.
 func (e *Engine) bind(slot int32, plan *placement.Plan) bool {
 	j := &e.jobs[slot]
-	for i := range min(len(plan.Pods), 4) { // their lists, while Apply validates
+	for i := range min(len(plan.Pods), 4) { // Apply reads their pod lists after validating
 		e.s.PrefetchHost(plan.Pods[i].Host)
 	}
 	d := plan.Delta()
