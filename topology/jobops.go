@@ -22,8 +22,10 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 	if n := s.jobs[id].nom; n >= 0 { // the nominee is placed: release its reservation
 		s.releaseNomination(n)
 	}
-	j := s.jobW(id) // placePod reads the job's attributes from here
-	own := j.info.Sets[:0] // the State's storage from this id's last job
+	// placePod reads the job's attributes from its record; own is the State's
+	// storage from this id's last job.
+	j := s.jobW(id)
+	own := j.info.Sets[:0]
 	j.info = *info
 	j.info.Sets = s.ownSets(own, info.Sets)
 	j.live = true
