@@ -31,11 +31,16 @@ func (p *Planner) tdAlone(a *tdHost, c int32) bool {
 }
 
 // tdSole returns what evicting pod q's job adds to the request on q's host
-// when q is the only pod there (whole GPUs, every other GPU unused): the
-// host's healthy GPUs in pods less what the histograms count for it. No
-// other pod of V can be on that host, so it needs no record (tdHost). A pod
-// of every GPU of its host on a cluster with no failure and no nomination
-// (tdPlain) gives them all, and none was free: no read of the State.
+// when q is the only pod there that holds GPUs (whole GPUs, every other GPU
+// unused): the host's healthy GPUs in pods less what the histograms count
+// for it. No other pod of V holds GPUs there, so it needs no record
+// (tdHost) — unless the host is held exclusively: then a pod of the same
+// job that holds no GPU (CPU or memory only) frees the host's unused GPUs
+// too, and without one record per host the two would count them twice, so
+// such a host takes the record. A pod of every GPU of its host on a cluster
+// with no failure and no nomination (tdPlain) gives them all, and none was
+// free: no read of the State (another pod of its job there frees nothing
+// more).
 func (p *Planner) tdSole(q *topology.Pod) (int64, bool) {
 	if q.Milli != 0 {
 		return 0, false
@@ -54,6 +59,9 @@ func (p *Planner) tdSole(q *topology.Pod) (int64, bool) {
 	}
 	if q.GPUs|s.HostUnusedMask(h) != all {
 		return 0, false
+	}
+	if _, held := s.HostExclusive(h); held {
+		return 0, false // see above
 	}
 	base := int64(p.tdPer[s.HostFree(h)])
 	if s.HostHealth(h) != topology.Healthy {

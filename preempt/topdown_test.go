@@ -14,7 +14,8 @@ import (
 
 // genTiled fills every host of s with jobs (ids from 0), the way a busy
 // cluster is: gangs holding whole hosts (over 2–4 hosts; some exclusive,
-// of which some use half of each host's GPUs), jobs of one whole host, and
+// of which some use half of each host's GPUs and some hold a pod of memory
+// only on their first host too), jobs of one whole host, and
 // jobs of a few GPUs (sometimes a host in two halves of one class),
 // fractions on some GPUs; priorities from four classes, most preemptible;
 // some hosts left with free GPUs, nominations of a GPU for other jobs, some
@@ -47,6 +48,9 @@ func genTiled(rng *rand.Rand, s *topology.State, packed bool) {
 					m &= 0x0f0f0f0f
 				}
 				pods = append(pods, topology.Pod{Host: h + i, GPUs: m})
+			}
+			if info.Exclusive && rng.IntN(2) == 0 { // and memory alone on its first host
+				pods = append(pods, topology.Pod{Host: h, MemoryMiB: 1024})
 			}
 			add(info, pods...)
 			h += n
@@ -291,4 +295,40 @@ func TestTopDownPrune(t *testing.T) {
 	pruned := preempt.TopDownsPruned(&td)
 	t.Logf("seed %d: %d instances, %d answered top-down, %d of them pruned", seed, checked, preempt.TopDowns(&td), pruned)
 	require.Greater(t, 2*pruned, checked, "most answers should come from pruning")
+}
+
+// A job holding a host exclusively with a pod of GPUs and a pod of memory
+// only there frees the host once: the top-down construction counted its
+// unused GPUs for both pods, offered a victim set that does not fit, and
+// the Planner fell back to asking placement everything (found by
+// TestFoldingOracle, BLINK_SEED=938, instance 613). Here evicting job 1
+// frees host 0's four GPUs, two pods of two, and evicting job 3 two GPUs of
+// host 1, one pod: three pods need both, which job 1's size alone covers.
+func TestTopDownExclusiveMemoryPod(t *testing.T) {
+	tree, err := topology.BuildShape(topology.Shape{Levels: []string{"rack"}, FanOut: []int{1, 2}, GPUsPerHost: 4})
+	require.NoError(t, err)
+	s := topology.NewState(tree)
+	require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{
+		topology.AddJob(1, topology.Job{Priority: 1, Preemptible: true, Exclusive: true},
+			topology.Pod{Host: 0, GPUs: 0b0011}, topology.Pod{Host: 0, MemoryMiB: 1024}),
+		topology.AddJob(2, topology.Job{Priority: 9}, topology.Pod{Host: 1, GPUs: 0b1100}),
+		topology.AddJob(3, topology.Job{Priority: 1, Preemptible: true}, topology.Pod{Host: 1, GPUs: 0b0011}),
+	}}))
+	for _, c := range []struct {
+		pods    int32
+		victims []topology.JobID
+	}{{4, nil}, {3, []topology.JobID{1, 3}}, {2, []topology.JobID{1}}} {
+		var p preempt.Planner
+		var res preempt.Result
+		r := &placement.Request{Job: 10, Priority: 5, Sets: []placement.PodSet{{Pods: c.pods, GPUs: 2}},
+			Required: topology.NoLevel, Preferred: topology.NoLevel}
+		ok, _, err := p.Plan(s, r, 0, 0, &res)
+		require.NoError(t, err)
+		require.Equal(t, c.victims != nil, ok, "%d pods", c.pods)
+		require.Zero(t, preempt.Fallbacks(&p), "%d pods: model and placement disagreed", c.pods)
+		if ok {
+			require.Equal(t, c.victims, res.Victims, "%d pods", c.pods)
+			checkResult(t, s, r, &res, 0)
+		}
+	}
 }
