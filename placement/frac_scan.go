@@ -53,7 +53,10 @@ func (v *Solver) bestDomainFrac(lo, hi int32, need int64) (int32, bool) {
 			best, bestCap, bestFree = i, cp, f
 		}
 	}
-	return lo + int32(best), best >= 0
+	if best < 0 {
+		return -1, false // as bestScan: no index (lo-1 is another domain's)
+	}
+	return lo + int32(best), true
 }
 
 // sharedPods is min(n, ⌊sh/m⌋): the fractional pods of m milli that partly
