@@ -59,7 +59,10 @@
 //     input order. A gang of several sets that still fails, in a domain of at
 //     most 16 hosts with at most 16 pods, is searched exhaustively over the
 //     per-host pod counts (GPUs inside a host still chosen by the rule below),
-//     so small gangs are placed whenever the counts allow.
+//     so small gangs are placed whenever the counts allow; a gang whose every
+//     set is fractional that still fails is searched again with each host's
+//     fractions packed into its GPUs by an exact search (sets of different
+//     sizes can need GPUs shared between them where the rule strands milli).
 //
 // Whatever the search, the choice at each step is deterministic: the same
 // State and Request give the same Plan. One-pod requests at a root with more

@@ -23,12 +23,14 @@ const (
 )
 
 type simHost struct {
-	h     topology.HostID
-	ok    bool
-	mask  uint64
-	cpu   int32
-	mem   int32
-	milli gpuMilli
+	h      topology.HostID
+	ok     bool
+	mask   uint64
+	cpu    int32
+	mem    int32
+	milli  gpuMilli
+	items  [exhaustivePods]fracItem // in exact mode: the fractional pods taken (exhaustive_frac.go)
+	nItems int
 }
 
 type exSearch struct {
@@ -36,6 +38,7 @@ type exSearch struct {
 	hosts []simHost
 	count [][]int64 // [set][host] pods
 	steps int
+	exact bool // fractions pack by an exact search, not by the rule (exhaustive_frac.go)
 }
 
 func (v *Solver) exhaustive(l topology.Level, i int32) bool {
@@ -64,8 +67,17 @@ func (v *Solver) exhaustive(l topology.Level, i int32) bool {
 	for k := range e.count {
 		clear(e.count[k])
 	}
+	e.exact = false
 	if !e.search(0, 0, int64(v.r.Sets[v.order[0]].Pods)) {
-		return false
+		if !v.allFrac() {
+			return false
+		}
+		e.exact, e.steps = true, 0 // the search left the hosts and counts as they were
+		if !e.search(0, 0, int64(v.r.Sets[v.order[0]].Pods)) {
+			return false
+		}
+		e.replayForced()
+		return true
 	}
 	for k, si := range v.order { // replay: the same takes, through assign
 		v.setCurrent(si)
@@ -102,7 +114,10 @@ func (e *exSearch) search(k, j int, rest int64) bool {
 	saved := e.hosts[j]
 	for c := min(rest, e.fits(&e.hosts[j], set)); c >= 0; c-- {
 		e.hosts[j] = saved
-		e.take(&e.hosts[j], set, c)
+		e.take(&e.hosts[j], set, si, c)
+		if e.exact && c > 0 && !e.packs(&e.hosts[j], false) {
+			continue
+		}
 		e.count[si][j] = c
 		if e.search(k, j+1, rest-c) {
 			return true
@@ -120,6 +135,15 @@ func (e *exSearch) fits(h *simHost, set *PodSet) int64 {
 	}
 	c := int64(exhaustivePods)
 	switch {
+	case set.Milli > 0 && e.exact: // an upper bound: packs decides
+		left := int64(0)
+		for i := range e.v.t.HostGPUCount(h.h) {
+			left += int64(h.milli[i])
+		}
+		for _, it := range h.items[:h.nItems] {
+			left -= int64(it.milli)
+		}
+		c = min(c, left/int64(set.Milli))
 	case set.Milli > 0:
 		n := int64(0)
 		for i := range e.v.t.HostGPUCount(h.h) {
@@ -138,10 +162,14 @@ func (e *exSearch) fits(h *simHost, set *PodSet) int64 {
 	return c
 }
 
-// take simulates n pods of set on h exactly as assign would take them.
-func (e *exSearch) take(h *simHost, set *PodSet, n int64) {
+// take simulates n pods of set (index si) on h exactly as assign would take
+// them; in exact mode a fraction is only recorded (packs places it).
+func (e *exSearch) take(h *simHost, set *PodSet, si int, n int64) {
 	for range n {
 		switch {
+		case set.Milli > 0 && e.exact:
+			h.items[h.nItems] = fracItem{milli: uint16(set.Milli), set: uint8(si)}
+			h.nItems++
 		case set.Milli > 0:
 			i := bestShare(&h.milli, e.v.t.HostGPUCount(h.h), uint16(set.Milli))
 			h.milli[i] -= uint16(set.Milli)

@@ -62,6 +62,11 @@ func (v *Solver) profHost(lo, hi int32) (int32, bool) {
 // shareGPU is the GPU of host h a fractional pod takes: the one the profile
 // chose, else the tightest fit (bestShare).
 func (v *Solver) shareGPU(ms *gpuMilli, h topology.HostID) int {
+	if len(v.forced) > 0 { // the exhaustive search's packing (exhaustive_frac.go)
+		i := int(v.forced[0])
+		v.forced = v.forced[1:]
+		return i
+	}
 	if v.profGPU >= 0 && v.profAt == h {
 		return v.profGPU
 	}

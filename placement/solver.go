@@ -60,6 +60,7 @@ type Solver struct {
 	order2    []int
 	offs      []int // first rank of each pod set
 	ex        exSearch
+	forced    []uint8       // GPUs the next fractions take, in order (exhaustive_frac.go)
 	wide      []*wideMin    // by GPUs per pod
 	wideRx    []*wideMin    // the same for restricted requests
 	wlog      wideLog       // the touch log decoded for them (wide_log.go)

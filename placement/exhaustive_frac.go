@@ -1,0 +1,123 @@
+package placement
+
+import "slices"
+
+// Exact packing of fractional pods inside a host, for the exhaustive search
+// of gangs whose every pod set is fractional. The rule gives a fraction the
+// GPU with the least free milli that holds it, set after set; two sets of
+// different sizes can then strand milli on every GPU where another packing
+// holds them all (pods of 400 and of 300 milli on three free GPUs: the rule
+// puts two 400s on each of two GPUs and has room for three 300s only;
+// 400+300+300 on two GPUs and 400+400 on the third holds four of each).
+// When the search by the rule finds no distribution, exhaustive searches
+// again taking each host's pods as a multiset that must pack into its GPUs'
+// free milli (packs: a depth-first search, largest pods first), and the
+// replay gives each pod the GPU the packing chose (Solver.forced).
+
+// fracItem is one fractional pod a simulated host took: its milli, its pod
+// set, and the GPU the packing gave it (packs with place).
+type fracItem struct {
+	milli uint16
+	set   uint8
+	gpu   uint8
+}
+
+// allFrac reports whether every pod set of the request is fractional, and
+// there are at least two (for one set of equal pods the rule packs as well
+// as any packing).
+func (v *Solver) allFrac() bool {
+	if len(v.r.Sets) < 2 {
+		return false
+	}
+	for i := range v.r.Sets {
+		if v.r.Sets[i].Milli == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// packs reports whether the fractional pods h took fit its GPUs' free milli
+// together; with place it also records in each item the GPU it takes. It
+// counts its steps against the search's.
+func (e *exSearch) packs(h *simHost, place bool) bool {
+	var order, at [exhaustivePods]uint8
+	for i := range h.nItems {
+		order[i] = uint8(i)
+	}
+	slices.SortStableFunc(order[:h.nItems], func(a, b uint8) int { return int(h.items[b].milli) - int(h.items[a].milli) })
+	free := h.milli // a copy
+	if !e.pack(h, order[:h.nItems], at[:h.nItems], &free, e.v.t.HostGPUCount(h.h), 0) {
+		return false
+	}
+	if place {
+		for k, i := range order[:h.nItems] {
+			h.items[i].gpu = at[k]
+		}
+	}
+	return true
+}
+
+// pack puts items order[k:] of h into free (n GPUs), recording each one's
+// GPU in at: largest first, skipping a GPU whose free milli equals one
+// already tried for the same item (the same subtree).
+func (e *exSearch) pack(h *simHost, order []uint8, at []uint8, free *gpuMilli, n, k int) bool {
+	if k == len(order) {
+		return true
+	}
+	if e.steps >= exhaustiveSteps {
+		return false
+	}
+	e.steps++
+	m := h.items[order[k]].milli
+	var tried [exhaustivePods]uint16
+	nt := 0
+	for g := range n {
+		f := free[g]
+		if f < m || slices.Contains(tried[:nt], f) {
+			continue
+		}
+		if nt < len(tried) {
+			tried[nt] = f
+			nt++
+		}
+		free[g] -= m
+		at[k] = uint8(g)
+		if e.pack(h, order, at, free, n, k+1) {
+			return true
+		}
+		free[g] += m
+	}
+	return false
+}
+
+// replayForced replays the distribution found in exact mode: per pod set
+// in placement order, per host, assign with the GPUs the host's packing
+// chose for that set's pods.
+func (e *exSearch) replayForced() {
+	v := e.v
+	for j := range e.hosts {
+		e.steps = 0 // packs succeeded within the budget in the search
+		e.packs(&e.hosts[j], true)
+	}
+	for k, si := range v.order {
+		v.setCurrent(si)
+		v.last = k == len(v.order)-1
+		v.pos, v.start = v.offs[si], v.offs[si]
+		for j, n := range e.count[si] {
+			if n == 0 {
+				continue
+			}
+			h := &e.hosts[j]
+			forced := v.forced[:0]
+			for _, it := range h.items[:h.nItems] {
+				if int(it.set) == si {
+					forced = append(forced, it.gpu)
+				}
+			}
+			v.forced = forced
+			v.assign(h.h, n)
+		}
+	}
+	v.forced = v.forced[:0]
+}
