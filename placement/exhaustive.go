@@ -76,8 +76,7 @@ func (v *Solver) exhaustive(l topology.Level, i int32) bool {
 		if !e.search(0, 0, int64(v.r.Sets[v.order[0]].Pods)) {
 			return false
 		}
-		e.replayForced()
-		return true
+		return e.replayForced()
 	}
 	for k, si := range v.order { // replay: the same takes, through assign
 		v.setCurrent(si)

@@ -93,12 +93,16 @@ func (e *exSearch) pack(h *simHost, order []uint8, at []uint8, free *gpuMilli, n
 
 // replayForced replays the distribution found in exact mode: per pod set
 // in placement order, per host, assign with the GPUs the host's packing
-// chose for that set's pods.
-func (e *exSearch) replayForced() {
+// chose for that set's pods. It returns false, having assigned nothing, if
+// a host's packing is not found again (it was, within the budget, in the
+// search: the same depth-first search finds it first).
+func (e *exSearch) replayForced() bool {
 	v := e.v
 	for j := range e.hosts {
-		e.steps = 0 // packs succeeded within the budget in the search
-		e.packs(&e.hosts[j], true)
+		e.steps = 0
+		if !e.packs(&e.hosts[j], true) {
+			return false
+		}
 	}
 	for k, si := range v.order {
 		v.setCurrent(si)
@@ -120,4 +124,5 @@ func (e *exSearch) replayForced() {
 		}
 	}
 	v.forced = v.forced[:0]
+	return true
 }
