@@ -246,6 +246,9 @@ func (v *Solver) domFree(d topology.DomainID) int64 {
 // setCurrent selects pod set si and decides whether aggregates are exact for it.
 func (v *Solver) setCurrent(si int) {
 	v.si = si
+	if si < len(v.offs) { // where its pods go (capacities known before the first, knowCap, say so)
+		v.pos = v.offs[si]
+	}
 	v.set = &v.r.Sets[si]
 	v.tracked = false
 	set, r := v.set, v.r

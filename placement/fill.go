@@ -326,23 +326,39 @@ func (v *Solver) noHostHolds(need int64) bool {
 // knownCap is the capacity bestChild's last choice had (capOf of child idx
 // at level), so that fill, which descends into it next, need not count it
 // again; or the root's, which rejectFast counted for a request of one set;
-// idx -1: unknown (begin).
+// idx -1: unknown (begin). It holds only for the pod set and the output
+// position it was counted at: a capacity counted for another set, or before
+// pods of this one were placed, is not the current one (a set's fill read
+// another set's capacity of a domain, took it for the domain's bound, and
+// filled the domain past the set's pods: TestLoadedReleaseSameAnswer at
+// BLINK_SEED=946 BLINK_STEPS=8000). A new attempt (reset) keeps it: fill
+// counts afresh below the node it starts from, and a node's capacity
+// counted before the attempt's first pod (requiredFast's, rejectFast's) is
+// the attempt's.
 type knownCap struct {
 	level topology.Level
 	idx   int32
 	cap   int64
+	si    int
+	pos   int
+}
+
+// knowCap records capacity cp of node i at level l, counted now.
+func (v *Solver) knowCap(l topology.Level, i int32, cp int64) {
+	v.known = knownCap{level: l, idx: i, cap: cp, si: v.si, pos: v.pos}
 }
 
 // chose records that bestChild chose child c (-1: none) of capacity cp, as
 // capOf counts it, and returns c.
 func (v *Solver) chose(c int32, cp int64) (int32, bool) {
-	v.known.idx, v.known.cap = c, cp
+	v.knowCap(v.known.level, c, cp)
 	return c, c >= 0
 }
 
-// capAt is capOf(l, i), from bestChild's choice when it was that node.
+// capAt is capOf(l, i), from bestChild's choice when it was that node, for
+// this set and position.
 func (v *Solver) capAt(l topology.Level, i int32) int64 {
-	if k := &v.known; k.idx == i && k.level == l {
+	if k := &v.known; k.idx == i && k.level == l && k.si == v.si && k.pos == v.pos {
 		return k.cap
 	}
 	return v.capOf(l, i)

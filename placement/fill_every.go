@@ -62,7 +62,7 @@ func (v *Solver) fillEvery(l topology.Level, d topology.DomainID, want int64) in
 				n, ok = v.fillFreshAt(c, cp, state, a, b)
 			}
 			if !ok {
-				v.known = knownCap{level: l + 1, idx: int32(c), cap: cp} // capAt need not count it again
+				v.knowCap(l+1, int32(c), cp) // capAt need not count it again
 				n = v.fill(l+1, int32(c), cp)
 			}
 			got += n

@@ -45,7 +45,7 @@ func (v *Solver) rejectFast() bool {
 			return false
 		}
 		if len(v.r.Sets) == 1 && v.sliceS == 1 { // capOf(0, 0): fill starts there
-			v.known = knownCap{level: 0, idx: 0, cap: ub}
+			v.knowCap(0, 0, ub)
 		}
 	}
 	return true
