@@ -39,6 +39,7 @@ type exSearch struct {
 	count [][]int64 // [set][host] pods
 	steps int
 	exact bool // fractions pack by an exact search, not by the rule (exhaustive_frac.go)
+	fails fracFails
 }
 
 func (v *Solver) exhaustive(l topology.Level, i int32) bool {
@@ -61,6 +62,10 @@ func (v *Solver) exhaustive(l topology.Level, i int32) bool {
 		e.hosts = append(e.hosts, simHost{h: h, ok: ok, mask: o.mask, cpu: o.cpu, mem: o.mem, milli: *ms})
 	}
 	v.reset()
+	frac := v.allFrac()
+	if frac && (!e.millLeft() || e.fails.has(e)) {
+		return false
+	}
 	for len(e.count) < len(v.r.Sets) {
 		e.count = append(e.count, make([]int64, exhaustiveHosts))
 	}
@@ -69,11 +74,12 @@ func (v *Solver) exhaustive(l topology.Level, i int32) bool {
 	}
 	e.exact = false
 	if !e.search(0, 0, int64(v.r.Sets[v.order[0]].Pods)) {
-		if !v.allFrac() {
+		if !frac {
 			return false
 		}
 		e.exact, e.steps = true, 0 // the search left the hosts and counts as they were
 		if !e.search(0, 0, int64(v.r.Sets[v.order[0]].Pods)) {
+			e.fails.add(e)
 			return false
 		}
 		return e.replayForced()

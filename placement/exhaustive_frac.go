@@ -37,6 +37,78 @@ func (v *Solver) allFrac() bool {
 	return true
 }
 
+// millLeft reports whether the hosts' GPUs have the milli the gang's pods
+// ask for, in all: a packing needs at least that (a gang of fractions too
+// large for the domain is refused before either search).
+func (e *exSearch) millLeft() bool {
+	var want, have int64
+	for i := range e.v.r.Sets {
+		want += int64(e.v.r.Sets[i].Pods) * int64(e.v.r.Sets[i].Milli)
+	}
+	for j := range e.hosts {
+		if h := &e.hosts[j]; h.ok {
+			for g := range e.v.t.HostGPUCount(h.h) {
+				have += int64(h.milli[g])
+			}
+		}
+	}
+	return want <= have
+}
+
+// fracFails remembers, for one call (begin empties it), the single hosts
+// where both searches failed, by what decides them: the host's free milli
+// per GPU as a sorted multiset, when no pod set asks for CPU or memory. A
+// required host level tries every host the bounds admit, and most are alike
+// (all GPUs free, say): each kind is searched once.
+type fracFails struct {
+	sigs [8]fracSig
+	n    int // sigs written, mod len(sigs)
+}
+
+type fracSig struct {
+	gpus  int
+	milli [8]uint16
+}
+
+// sig is e's one host's signature; ok is false when e is not a single
+// host, or it has more than 8 GPUs, or a set asks for CPU or memory.
+func (f *fracFails) sig(e *exSearch) (fracSig, bool) {
+	if len(e.hosts) != 1 || !e.hosts[0].ok {
+		return fracSig{}, false
+	}
+	for i := range e.v.r.Sets {
+		if set := &e.v.r.Sets[i]; set.CPUMilli != 0 || set.MemoryMiB != 0 {
+			return fracSig{}, false
+		}
+	}
+	h := &e.hosts[0]
+	g := fracSig{gpus: e.v.t.HostGPUCount(h.h)}
+	if g.gpus > len(g.milli) {
+		return fracSig{}, false
+	}
+	copy(g.milli[:], h.milli[:g.gpus])
+	slices.Sort(g.milli[:g.gpus])
+	return g, true
+}
+
+// has reports whether e's host is of a kind both searches failed on for
+// this request.
+func (f *fracFails) has(e *exSearch) bool {
+	if f.n == 0 {
+		return false
+	}
+	g, ok := f.sig(e)
+	return ok && slices.Contains(f.sigs[:min(f.n, len(f.sigs))], g)
+}
+
+// add records that both searches failed on e's host (if it has a kind).
+func (f *fracFails) add(e *exSearch) {
+	if g, ok := f.sig(e); ok {
+		f.sigs[f.n%len(f.sigs)] = g
+		f.n++
+	}
+}
+
 // packs reports whether the fractional pods h took fit its GPUs' free milli
 // together; with place it also records in each item the GPU it takes. It
 // counts its steps against the search's.

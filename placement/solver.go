@@ -236,6 +236,7 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 	v.info = r.jobInfo()
 	v.reason = Reason{}
 	v.known = knownCap{idx: -1}
+	v.ex.fails.n = 0
 	v.profAt, v.profGPU = -1, -1
 	v.setModels()
 	v.extra.Collect(s, r.Job, &v.info) // the nominated GPUs this gang may take
