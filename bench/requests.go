@@ -9,7 +9,7 @@ import (
 
 // PlaceRequests names the placement requests of the benchmark grid, per shape.
 var PlaceRequests = map[string][]string{
-	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible"},
+	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible", "fracsets", "fracpack"},
 	"hgx":   {"host8", "su256", "pod4096", "gpus200k", "frac500", "impossible"},
 }
 
@@ -24,6 +24,10 @@ var PlaceRequests = map[string][]string{
 //	slice16of18    64 pods × 4 GPUs in slices of 16 pods per rack (4 racks)
 //	frac500        one pod of half a GPU
 //	impossible     one more whole-host pod than the cluster has hosts
+//	fracsets       2 pods of 400 milli and 2 of 300 per GPU of a host,
+//	               required host: more milli than a host has
+//	fracpack       3 pods of 600 milli and 3 of 500, required host: the
+//	               milli of a 4-GPU host, but no packing (600s cannot share)
 func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 	lvl := func(n string) topology.Level { l, _ := t.LevelByName(n); return l }
 	host := int32(t.MaxHostGPUs())
@@ -58,6 +62,12 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 		return placement.Request{Sets: []placement.PodSet{{Pods: 1, GPUs: 1, Milli: 500}}}, nil
 	case "impossible":
 		return one(int32(t.NumHosts()+1), "", ""), nil
+	case "fracsets":
+		return placement.Request{Required: t.HostLevel(), Preferred: topology.NoLevel, Sets: []placement.PodSet{
+			{Pods: 2 * host, GPUs: 1, Milli: 400}, {Pods: 2 * host, GPUs: 1, Milli: 300}}}, nil
+	case "fracpack":
+		return placement.Request{Required: t.HostLevel(), Preferred: topology.NoLevel, Sets: []placement.PodSet{
+			{Pods: 3, GPUs: 1, Milli: 600}, {Pods: 3, GPUs: 1, Milli: 500}}}, nil
 	}
 	return placement.Request{}, fmt.Errorf("bench: unknown request %q", name)
 }
