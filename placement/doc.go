@@ -16,7 +16,8 @@
 // are exact when only whole GPUs are in play (no CPU, memory, eligibility,
 // exclusivity, fractions or nominations, and no earlier pod set of the gang
 // on the hosts); otherwise the aggregates give an upper bound (for fractions:
-// whole free GPUs, plus partly used GPUs counted by their free-milli bucket,
+// whole free GPUs, plus partly used GPUs counted by their free-milli bucket —
+// what the bucket's top holds — and at most their free milli in all,
 // topology.PartialGPUs), which orders
 // and prunes domains, while hosts are checked exactly (and, at the slice
 // level, domains are counted host by host) as pods are laid out: a domain

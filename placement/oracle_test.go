@@ -32,9 +32,10 @@ type view struct {
 	gpusCnt int
 
 	// What the aggregates see (for the rule's upper bounds and tie-breaks):
-	free     int   // GPUs in the State's free-mask: unused, healthy, not nominated, host healthy and not held
-	takeable int   // GPUs nominated for a job whose nomination admits the gang (any use, any health)
-	shared   int64 // free milli on partly used, healthy, not nominated GPUs of a healthy host not held
+	free     int                            // GPUs in the State's free-mask: unused, healthy, not nominated, host healthy and not held
+	takeable int                            // GPUs nominated for a job whose nomination admits the gang (any use, any health)
+	shared   int64                          // free milli on partly used, healthy, not nominated GPUs of a healthy host not held
+	parts    [topology.PartialBuckets]int64 // those GPUs by free-milli bucket
 	modelOK  bool
 }
 
@@ -72,6 +73,7 @@ func viewOf(s *topology.State, r *placement.Request, h topology.HostID) view {
 		}
 		if healthy && !held && !failed && !nominated && m > 0 && m < topology.FullGPU {
 			v.shared += int64(m)
+			v.parts[m/topology.PartialBucketMilli]++
 		}
 		if nominated && adm {
 			v.takeable++
@@ -87,7 +89,7 @@ func viewOf(s *topology.State, r *placement.Request, h topology.HostID) view {
 	}
 	v.modelOK = modelOK
 	if !eligible && r.Restriction != nil { // the aggregates a restricted request reads leave closed hosts out
-		v.free, v.shared = 0, 0
+		v.free, v.shared, v.parts = 0, 0, [topology.PartialBuckets]int64{}
 	}
 	switch {
 	case !healthy:
@@ -398,15 +400,22 @@ func (o *oracle) exactMode() bool {
 // bound is the aggregates' upper bound on pods of set 0 in hosts [lo, hi):
 // whole GPUs, Σ over hosts of acceptable models of ⌊free/GPUs⌋, plus every
 // GPU this gang may take from nominations; fractions, (free GPUs of acceptable
-// models + those nominated GPUs)·⌊1000/milli⌋ + ⌊shared milli/milli⌋; CPU-only
-// pods, unbounded.
+// models + those nominated GPUs)·⌊1000/milli⌋ + what the partly used GPUs
+// take: at most ⌊shared milli/milli⌋, and at most, GPU by GPU, what the top
+// of its free-milli bucket holds (the rule's "counted by their free-milli
+// bucket", topology.PartialGPUs); CPU-only pods, unbounded.
 func (o *oracle) bound(lo, hi topology.HostID) int64 {
 	sh := o.sh[0]
-	var free, take, pods, shared int64
+	var free, take, pods, shared, byBucket int64
 	for h := lo; h < hi; h++ {
 		v := &o.views[h]
 		take += int64(v.takeable)
 		shared += v.shared
+		if sh.milli > 0 {
+			for b, n := range v.parts {
+				byBucket += n * ((int64(b+1)*topology.PartialBucketMilli - 1) / sh.milli)
+			}
+		}
 		if v.modelOK {
 			free += int64(v.free)
 			if sh.gpus > 0 {
@@ -416,7 +425,7 @@ func (o *oracle) bound(lo, hi topology.HostID) int64 {
 	}
 	switch {
 	case sh.milli > 0:
-		return (free+take)*(topology.FullGPU/sh.milli) + shared/sh.milli
+		return (free+take)*(topology.FullGPU/sh.milli) + min(shared/sh.milli, byBucket)
 	case sh.gpus > 0:
 		return pods + take
 	}
