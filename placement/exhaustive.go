@@ -82,18 +82,35 @@ func (v *Solver) exhaustive(l topology.Level, i int32) bool {
 			e.fails.add(e)
 			return false
 		}
-		return e.replayForced()
 	}
-	for k, si := range v.order { // replay: the same takes, through assign
+	return e.replay()
+}
+
+// replay lays the distribution found out through assign: per pod set in
+// placement order, per host, the same takes; in exact mode each fraction on
+// the GPU its host's packing chose. It returns false, having assigned
+// nothing, if a host's packing is not found again (it was, within the
+// budget, in the search: the same depth-first search finds it first).
+func (e *exSearch) replay() bool {
+	v := e.v
+	if e.exact && !e.placeItems() {
+		return false
+	}
+	for k, si := range v.order {
 		v.setCurrent(si)
 		v.last = k == len(v.order)-1
 		v.pos, v.start = v.offs[si], v.offs[si]
 		for j, n := range e.count[si] {
-			if n > 0 {
-				v.assign(e.hosts[j].h, n)
+			if n == 0 {
+				continue
 			}
+			if e.exact {
+				e.force(&e.hosts[j], si)
+			}
+			v.assign(e.hosts[j].h, n)
 		}
 	}
+	v.forced = v.forced[:0]
 	return true
 }
 

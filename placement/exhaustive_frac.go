@@ -163,38 +163,26 @@ func (e *exSearch) pack(h *simHost, order []uint8, at []uint8, free *gpuMilli, n
 	return false
 }
 
-// replayForced replays the distribution found in exact mode: per pod set
-// in placement order, per host, assign with the GPUs the host's packing
-// chose for that set's pods. It returns false, having assigned nothing, if
-// a host's packing is not found again (it was, within the budget, in the
-// search: the same depth-first search finds it first).
-func (e *exSearch) replayForced() bool {
-	v := e.v
+// placeItems records in every host's items the GPU its packing gives each
+// (false if one is not found again).
+func (e *exSearch) placeItems() bool {
 	for j := range e.hosts {
 		e.steps = 0
 		if !e.packs(&e.hosts[j], true) {
 			return false
 		}
 	}
-	for k, si := range v.order {
-		v.setCurrent(si)
-		v.last = k == len(v.order)-1
-		v.pos, v.start = v.offs[si], v.offs[si]
-		for j, n := range e.count[si] {
-			if n == 0 {
-				continue
-			}
-			h := &e.hosts[j]
-			forced := v.forced[:0]
-			for _, it := range h.items[:h.nItems] {
-				if int(it.set) == si {
-					forced = append(forced, it.gpu)
-				}
-			}
-			v.forced = forced
-			v.assign(h.h, n)
+	return true
+}
+
+// force makes the next fractions assign places take the GPUs h's packing
+// chose for the pods of set si (Solver.forced, read by shareGPU).
+func (e *exSearch) force(h *simHost, si int) {
+	forced := e.v.forced[:0]
+	for _, it := range h.items[:h.nItems] {
+		if int(it.set) == si {
+			forced = append(forced, it.gpu)
 		}
 	}
-	v.forced = v.forced[:0]
-	return true
+	e.v.forced = forced
 }
