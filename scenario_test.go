@@ -187,6 +187,31 @@ func TestLoopNeverFits(t *testing.T) {
 	}
 }
 
+// TestLoopNeverFitsGangHost: a launcher and workers required on one host
+// whose fractions pack into no host, even an empty one, never fit; a
+// smaller such gang binds.
+func TestLoopNeverFitsGangHost(t *testing.T) {
+	h := newHarness(t, racks(2, 2, 4), blink.Config{})
+	host := h.tree.HostLevel()
+	spec := func(workers int32) blink.JobSpec {
+		return blink.JobSpec{Required: host, Preferred: topology.NoLevel, Sets: []placement.PodSet{
+			{Pods: 1, GPUs: 1, Milli: 600}, {Pods: workers, GPUs: 1, Milli: 600}}}
+	}
+	J := h.submit(0, spec(4)) // five pods of 600 milli: five GPUs
+	K := h.submit(0, spec(3))
+	d := h.cycle(0)
+	r, _ := reasonOf(d, J)
+	if r.Code != blink.NeverFits {
+		t.Fatalf("reason %v", r)
+	}
+	if got := r.Format(h.tree); got != "never fits: the pod sets together need a host of 5 GPUs or more, the largest acceptable host has 4" {
+		t.Fatalf("reason %q", got)
+	}
+	if ids := bindIDs(d); len(ids) != 1 || ids[0] != K {
+		t.Fatalf("binds %v, want %v", ids, K)
+	}
+}
+
 // TestHugeTimes: a run time or a timeout as long as an int64 holds means
 // never — it does not wrap around to a time in the past: a job that runs
 // "forever" stays out of a reservation, a reservation and a bind with such

@@ -9,7 +9,7 @@ import (
 
 // PlaceRequests names the placement requests of the benchmark grid, per shape.
 var PlaceRequests = map[string][]string{
-	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible", "fracsets", "fracpack"},
+	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible", "fracsets", "fracpack", "fracfit"},
 	"hgx":   {"host8", "su256", "pod4096", "gpus200k", "frac500", "impossible"},
 }
 
@@ -28,6 +28,9 @@ var PlaceRequests = map[string][]string{
 //	               required host: more milli than a host has
 //	fracpack       3 pods of 600 milli and 3 of 500, required host: the
 //	               milli of a 4-GPU host, but no packing (600s cannot share)
+//	               (both refused before any search: no host holds them)
+//	fracfit        a pod of 600 milli and one of 400 per GPU of a host,
+//	               required host: only a host with every GPU free holds it
 func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 	lvl := func(n string) topology.Level { l, _ := t.LevelByName(n); return l }
 	host := int32(t.MaxHostGPUs())
@@ -68,6 +71,9 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 	case "fracpack":
 		return placement.Request{Required: t.HostLevel(), Preferred: topology.NoLevel, Sets: []placement.PodSet{
 			{Pods: 3, GPUs: 1, Milli: 600}, {Pods: 3, GPUs: 1, Milli: 500}}}, nil
+	case "fracfit":
+		return placement.Request{Required: t.HostLevel(), Preferred: topology.NoLevel, Sets: []placement.PodSet{
+			{Pods: host, GPUs: 1, Milli: 600}, {Pods: host, GPUs: 1, Milli: 400}}}, nil
 	}
 	return placement.Request{}, fmt.Errorf("bench: unknown request %q", name)
 }

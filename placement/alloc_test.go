@@ -71,6 +71,12 @@ func TestPlaceAllocs(t *testing.T) {
 		{"reject: slices", placement.Request{Sets: []placement.PodSet{{Pods: 28, GPUs: 4, SliceSize: 14, SliceLevel: rack}}}, false},
 		{"reject: pod sets together", placement.Request{Required: tree.HostLevel(), Sets: []placement.PodSet{
 			{Pods: 1, GPUs: 4, CPUMilli: 100000}, {Pods: 1, GPUs: 0, CPUMilli: 100000}}}, false},
+		{"fractions together on a free host", placement.Request{Required: tree.HostLevel(), Sets: []placement.PodSet{
+			{Pods: 4, GPUs: 1, Milli: 600}, {Pods: 4, GPUs: 1, Milli: 400}}}, true},
+		{"fractions together on a used host", placement.Request{Required: tree.HostLevel(), Sets: []placement.PodSet{
+			{Pods: 2, GPUs: 1, Milli: 600}, {Pods: 3, GPUs: 1, Milli: 300}}}, true},
+		{"reject: fractions together, no host", placement.Request{Required: tree.HostLevel(), Sets: []placement.PodSet{
+			{Pods: 3, GPUs: 1, Milli: 600}, {Pods: 3, GPUs: 1, Milli: 500}}}, false},
 	}
 	var v placement.Solver
 	var plan placement.Plan

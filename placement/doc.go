@@ -64,6 +64,15 @@
 //     set is fractional that still fails is searched again with each host's
 //     fractions packed into its GPUs by an exact search (sets of different
 //     sizes can need GPUs shared between them where the rule strands milli).
+//   - A gang of several sets required on one host is tried only on hosts
+//     that may hold it all: its whole GPUs, CPU and memory together, and a
+//     bin-packing bound on its fractions (pods of more than half a GPU never
+//     share one; Martello and Toth's L2 bound for GPUs of unequal free milli).
+//     A gang no host would hold with every GPU free is refused at once
+//     (GangHostTooSmall: it never fits); domains and hosts with fewer free
+//     GPUs than it needs at least are skipped from their free counts
+//     (GangHost when that leaves none). Only hosts where every search fails
+//     are skipped: no placement changes.
 //
 // Whatever the search, the choice at each step is deterministic: the same
 // State and Request give the same Plan. One-pod requests at a root with more

@@ -3,3 +3,7 @@ package placement
 // SetNoOnePod turns placeOne (one.go) off, for tests that compare its
 // answers with the general path's.
 func (v *Solver) SetNoOnePod(off bool) { v.noOne = off }
+
+// SetNoGangBound turns hostHoldsGang (gang_host.go) off, for tests that
+// compare answers with and without it.
+func (v *Solver) SetNoGangBound(off bool) { v.noGang = off }

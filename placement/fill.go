@@ -15,6 +15,10 @@ func (v *Solver) candidates(l0 topology.Level, i0 int32, L topology.Level, need 
 		return v.consider(L, i0, need, buf)
 	}
 	d := topology.DomainID(i0)
+	if v.gangFree > 0 && !v.domHasFree(d, v.gangFree) {
+		v.gangCut = true
+		return buf
+	}
 	if v.upper(d) < need {
 		return buf
 	}
@@ -33,10 +37,18 @@ func (v *Solver) candidates(l0 topology.Level, i0 int32, L topology.Level, need 
 }
 
 func (v *Solver) consider(L topology.Level, i int32, need int64, buf []cand) []cand {
+	if v.gangFree > 0 && L == v.hl && v.s.HostFree(topology.HostID(i)) < v.gangFree {
+		v.gangCut = true
+		return buf
+	}
 	c := v.capOf(L, i)
 	v.seen = max(v.seen, c)
 	if c < need {
 		v.seenBelow = max(v.seenBelow, c)
+		return buf
+	}
+	if v.gangHost && L == v.hl && !v.hostHoldsGang(topology.HostID(i)) {
+		v.gangOut = true
 		return buf
 	}
 	free := v.freeOf(L, i)

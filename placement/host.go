@@ -56,6 +56,15 @@ func (v *Solver) ovFor(h topology.HostID) (*hostOv, *gpuMilli) {
 		v.ovMilli = append(v.ovMilli, gpuMilli{})
 	}
 	o, ms := &v.ov[n], &v.ovMilli[n]
+	v.baseMilli(h, o.mask, ms)
+	v.ovIdx[h], v.ovStamp[h] = int32(n), v.epoch
+	return o, ms
+}
+
+// baseMilli writes host h's free milli per GPU for this gang before this
+// attempt into ms, given its whole GPUs free (mask): the GPUs it may share,
+// less whole GPUs that are taken.
+func (v *Solver) baseMilli(h topology.HostID, mask uint64, ms *gpuMilli) {
 	*ms = gpuMilli{}
 	lo, _ := v.t.HostGPUs(h)
 	for u := v.shareMask(h); u != 0; u &= u - 1 {
@@ -63,12 +72,10 @@ func (v *Solver) ovFor(h topology.HostID) (*hostOv, *gpuMilli) {
 		ms[i] = uint16(v.s.GPUMilli(lo + topology.GPUID(i)))
 	}
 	for i := range v.t.HostGPUCount(h) { // whole GPUs that are not free cannot be shared either
-		if o.mask&(1<<uint(i)) == 0 && ms[i] == topology.FullGPU {
+		if mask&(1<<uint(i)) == 0 && ms[i] == topology.FullGPU {
 			ms[i] = 0
 		}
 	}
-	v.ovIdx[h], v.ovStamp[h] = int32(n), v.epoch
-	return o, ms
 }
 
 // assign puts n pods of the current set on host h, in rank order. The last

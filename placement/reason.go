@@ -31,10 +31,21 @@ const (
 	SliceLevel
 	// GangSets: every pod set fits alone, but not all together.
 	GangSets
+	// GangHostTooSmall: a gang of several pod sets required on one host
+	// needs at least Need GPUs there (its whole GPUs, and its fractions as
+	// they pack at best), more than the largest acceptable host has (Have).
+	GangHostTooSmall
+	// GangHost: a gang of several pod sets required on one host needs at
+	// least Need free GPUs there (its whole GPUs, and what its fractions
+	// need besides GPUs of 999 milli free), and no host of those it may use
+	// has them together with the rest (Have: the most free GPUs a host of
+	// an acceptable model has).
+	GangHost
 )
 
 var reasonNames = [...]string{"fits", "no acceptable GPU model", "host too small",
-	"not enough free GPUs", "not enough hosts", "required level", "slices", "pod sets together"}
+	"not enough free GPUs", "not enough hosts", "required level", "slices", "pod sets together",
+	"gang host too small", "gang host"}
 
 func (c ReasonCode) String() string {
 	if int(c) < len(reasonNames) {
@@ -74,6 +85,10 @@ func (r Reason) Format(t *topology.Tree) string {
 		return fmt.Sprintf("pod set %d: slices of %s fit %d of %d pods", r.Set, name, r.Have, r.Need)
 	case GangSets:
 		return "every pod set fits alone, but not all of them together"
+	case GangHost:
+		return fmt.Sprintf("no host holds the pod sets together: they need %d free GPUs on one host or more, the most a host has is %d", r.Need, r.Have)
+	case GangHostTooSmall:
+		return fmt.Sprintf("the pod sets together need a host of %d GPUs or more, the largest acceptable host has %d", r.Need, r.Have)
 	}
 	return r.Code.String()
 }

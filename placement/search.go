@@ -24,6 +24,10 @@ func (v *Solver) rejectFast() bool {
 			need += int64(set.Pods) * int64(set.GPUs)
 		}
 	}
+	if n := v.gangHostGPUs(); n > int64(v.maxGPUs) {
+		v.reason = Reason{Code: GangHostTooSmall, Have: int64(v.maxGPUs), Need: n}
+		return false
+	}
 	for m, ok := range v.modelOK {
 		if ok {
 			have += int64(v.s.FreeOfModel(0, m))
@@ -102,9 +106,7 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 			return topology.DomainID(c), true
 		}
 	}
-	v.seen, v.seenBelow, v.stop = 0, 0, false
-	cs := v.candidates(sl, int32(v.scope), r.Required, need, v.reqCands[:0])
-	v.reqCands = cs
+	cs, free := v.requiredCands(sl, need)
 	v.sortCands(cs)
 	most := v.seenBelow // one pod set: the most pods a domain takes (a candidate's count, else a bound)
 	for _, c := range cs {
@@ -118,14 +120,38 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 		most = max(most, v.got)
 	}
 	switch {
-	case len(cs) > 0 && len(r.Sets) > 1:
+	case (len(cs) > 0 || v.gangOut) && len(r.Sets) > 1:
 		v.reason = Reason{Code: GangSets}
+	case v.gangCut:
+		v.reason = Reason{Code: GangHost, Have: int64(v.mostFree()), Need: int64(free)}
 	case len(cs) > 0:
 		v.reason = Reason{Code: RequiredLevel, Level: r.Required, Set: v.si, Have: most, Need: need}
 	default:
 		v.reason = Reason{Code: RequiredLevel, Level: r.Required, Set: v.si, Have: v.seen, Need: need}
 	}
 	return 0, false
+}
+
+// requiredCands lists solve's candidates at the required level: the nodes
+// whose capacity for the primary set is need or more and, for a gang of
+// several pod sets required on one host, that may hold it all (see
+// gang_host.go; free is the free GPUs such a host needs, 0 if not
+// counted).
+func (v *Solver) requiredCands(sl topology.Level, need int64) (cs []cand, free int) {
+	r := v.r
+	v.seen, v.seenBelow, v.stop = 0, 0, false
+	v.gangHost = len(r.Sets) > 1 && r.Required == v.hl && !v.noGang
+	v.gangOut, v.gangCut = false, false
+	free = v.gangWholeFree()
+	v.reqCands = v.reqCands[:0]
+	if free > 0 && v.mostFree() < free {
+		v.gangCut = true
+	} else {
+		v.gangFree = free
+		v.reqCands = v.candidates(sl, int32(v.scope), r.Required, need, v.reqCands)
+	}
+	v.gangHost, v.gangFree = false, 0
+	return v.reqCands, free
 }
 
 // requiredFast picks, for a gang of one plain set of whole GPUs with exact

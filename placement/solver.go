@@ -54,6 +54,10 @@ type Solver struct {
 	seen      int64  // largest capacity seen by candidates
 	seenBelow int64  // the largest of those below the pods needed
 	stop      bool   // candidates found one no later node can beat
+	gangHost  bool   // solve's candidate hosts must hold the whole gang (hostHoldsGang)
+	gangOut   bool   // one did not, though it held the primary set
+	gangFree  int    // the fewest free GPUs such a host needs (gangWholeFree)
+	gangCut   bool   // a domain or host had fewer
 	got       int64  // pods placed of the set that failed
 	last      bool   // the current set is the last placed: it needs no overlay
 	order     []int  // pod sets in placement order (setOrder)
@@ -100,6 +104,7 @@ type Solver struct {
 	relPlaced bool             // wholeEntries wrote the overlays to v.ov's backing array too: the first install writes only their indexes
 	legacy    bool             // tests only: the general paths, without plainCap and the shortcuts that skip work
 	noOne     bool             // tests only: no placeOne (one.go), the rest as usual
+	noGang    bool             // tests only: no hostHoldsGang (gang_host.go)
 	reason    Reason
 
 	maxByModel []int

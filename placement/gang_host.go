@@ -1,0 +1,271 @@
+package placement
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// A gang of several pod sets required on one host is tried, host after
+// host, by the rule and then by the exhaustive search; the candidates'
+// capacity is the primary set's alone. hostHoldsGang refuses beforehand the
+// hosts no layout of the whole gang fits, by conditions every layout meets:
+// the whole GPUs, CPU and memory of all sets together, and a bin-packing
+// bound on the fractions (fracBound). It only ever refuses hosts where every
+// search fails, so no answer changes; a gang too large for every host is
+// refused in one pass over the hosts instead of two searches on each.
+
+// hostHoldsGang reports whether host h may hold every pod set of the
+// request together (false: it cannot).
+func (v *Solver) hostHoldsGang(h topology.HostID) bool {
+	var mask uint64
+	var cpu, mem int32
+	var ms gpuMilli
+	o := v.ovAt(h)
+	if o >= 0 {
+		mask, cpu, mem = v.ov[o].mask, v.ov[o].cpu, v.ov[o].mem
+	} else {
+		mask, cpu, mem = v.baseMask(h), v.s.HostCPU(h), v.s.HostMemory(h)
+	}
+	var whole, cpuNeed, memNeed int64
+	frac := false
+	for i := range v.r.Sets {
+		set := &v.r.Sets[i]
+		n := int64(set.Pods)
+		if set.Milli == 0 {
+			whole += n * int64(set.GPUs)
+		}
+		frac = frac || set.Milli > 0
+		cpuNeed += n * int64(set.CPUMilli)
+		memNeed += n * int64(set.MemoryMiB)
+	}
+	if whole > int64(bits.OnesCount64(mask)) || cpuNeed > int64(cpu) || memNeed > int64(mem) {
+		return false
+	}
+	if !frac {
+		return true
+	}
+	if o >= 0 {
+		ms = v.ovMilli[o]
+	} else {
+		v.baseMilli(h, mask, &ms)
+	}
+	var buf [topology.MaxHostGPUs]uint16
+	return fracBound(hostBins(&ms, mask, v.t.HostGPUCount(h), whole, &buf), v.r.Sets)
+}
+
+// hostBins is the free milli of a host's n GPUs that fractions may use once
+// the gang's whole GPUs are taken, sorted ascending: the whole pods take
+// free GPUs (of mask), here the ones of least milli, which leaves the
+// fractions as much as any layout does.
+func hostBins(ms *gpuMilli, mask uint64, n int, whole int64, buf *[topology.MaxHostGPUs]uint16) []uint16 {
+	type gpu struct {
+		milli uint16
+		free  bool
+	}
+	var all [topology.MaxHostGPUs]gpu
+	for i := range n {
+		all[i] = gpu{ms[i], mask&(1<<uint(i)) != 0}
+	}
+	slices.SortFunc(all[:n], func(a, b gpu) int { return int(a.milli) - int(b.milli) })
+	bins := buf[:0]
+	for _, g := range all[:n] {
+		if g.free && whole > 0 {
+			whole--
+			continue
+		}
+		if g.milli > 0 {
+			bins = append(bins, g.milli)
+		}
+	}
+	return bins
+}
+
+// fracBound reports whether the fractional pods of sets may pack into GPUs
+// of the given free milli (sorted ascending), by two conditions every
+// packing meets (false: none does):
+//
+//   - Pods of more than half a GPU never share one: for every such size, the
+//     pods at least that large are no more than the GPUs with that much
+//     free (Hall's condition, exact for these pods alone).
+//   - For k = 0 and every pod size k ≤ half a GPU (Martello and Toth's bound
+//     L2, for GPUs of unequal free milli): a pod larger than FullGPU − k
+//     leaves less than k on its GPU, so the pods of k…half a GPU fit only
+//     in the milli of GPUs with at least k free, less the GPUs the larger
+//     pods take (at least the smallest that hold them) and less the pods of
+//     more than half a GPU that share a GPU with them.
+func fracBound(bins []uint16, sets []PodSet) bool {
+	const half = topology.FullGPU / 2
+	for i := range sets {
+		m := sets[i].Milli
+		if m <= half {
+			continue
+		}
+		var pods int64
+		for j := range sets {
+			if sets[j].Milli >= m {
+				pods += int64(sets[j].Pods)
+			}
+		}
+		if pods > int64(len(bins)-gpusBelow(bins, m)) {
+			return false
+		}
+	}
+	if !fracShare(bins, sets, 0) {
+		return false
+	}
+	for i := range sets {
+		if m := sets[i].Milli; m > 0 && m <= half && !fracShare(bins, sets, m) {
+			return false
+		}
+	}
+	return true
+}
+
+// fracShare is fracBound's second condition for one k.
+func fracShare(bins []uint16, sets []PodSet, k int32) bool {
+	const half = topology.FullGPU / 2
+	var large, minLarge, mid, small int64 // pods > FullGPU−k, the least of them; milli of pods in (half, FullGPU−k] and [k, half]
+	minLarge = topology.FullGPU
+	for i := range sets {
+		m, n := sets[i].Milli, int64(sets[i].Pods)
+		switch {
+		case m == 0:
+		case m > topology.FullGPU-k:
+			large += n
+			minLarge = min(minLarge, int64(m))
+		case m > half:
+			mid += n * int64(m)
+		case m >= k:
+			small += n * int64(m)
+		}
+	}
+	if small == 0 {
+		return true
+	}
+	have := -mid
+	for _, b := range bins[gpusBelow(bins, k):] {
+		have += int64(b)
+	}
+	for _, b := range bins[gpusBelow(bins, int32(minLarge)):] {
+		if large == 0 {
+			break
+		}
+		have -= int64(b)
+		large--
+	}
+	return large == 0 && small <= have
+}
+
+// gpusBelow counts the bins (sorted ascending) of less than m milli.
+func gpusBelow(bins []uint16, m int32) int {
+	i, _ := slices.BinarySearchFunc(bins, m, func(b uint16, m int32) int { return int(b) - int(m) })
+	return i
+}
+
+// gangWholeFree is, for solve's candidates of a gang of several pod sets
+// required on one host, the fewest wholly free GPUs a host needs (its
+// whole GPUs, and as many more as its fractions need when every other GPU
+// of the largest host has 999 milli free: hosts with fewer GPUs need at
+// least as many), so that domains and hosts are refused from their free
+// counts before anything else is read. 0 (no such refusal) when nominated
+// GPUs or jobs gone could make more GPUs free for the gang than the
+// State's counts say, or the job holds pods (it may hold a host
+// exclusively, whose free count is then 0).
+func (v *Solver) gangWholeFree() int {
+	if !v.gangHost || !v.extra.Empty() || len(v.rel) != 0 || v.s.HasJob(v.r.Job) {
+		return 0
+	}
+	var whole int64
+	for i := range v.r.Sets {
+		if set := &v.r.Sets[i]; set.Milli == 0 {
+			whole += int64(set.Pods) * int64(set.GPUs)
+		}
+	}
+	var buf [topology.MaxHostGPUs]uint16
+	for k := int(whole); k <= v.maxGPUs; k++ {
+		b := buf[:v.maxGPUs-int(whole)]
+		for i := range b {
+			b[i] = topology.FullGPU - 1
+			if i >= v.maxGPUs-k {
+				b[i] = topology.FullGPU
+			}
+		}
+		if fracBound(b, v.r.Sets) {
+			return k
+		}
+	}
+	return v.maxGPUs + 1
+}
+
+// domHasFree reports whether domain d has a host of an acceptable model
+// with at least k free GPUs (its histograms).
+func (v *Solver) domHasFree(d topology.DomainID, k int) bool {
+	hist, nm, nb := v.s.HistogramData()
+	base := int(d) * nm * nb
+	for m := range nm {
+		if v.modelOK[m] {
+			for _, c := range hist[base+m*nb+min(k, nb) : base+m*nb+nb] {
+				if c > 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// mostFree is the most free GPUs a host of an acceptable model has (the
+// root's histograms).
+func (v *Solver) mostFree() int {
+	hist, nm, nb := v.s.HistogramData()
+	most := 0
+	for m := range nm {
+		if v.modelOK[m] {
+			for k := nb - 1; k > most; k-- {
+				if hist[m*nb+k] > 0 {
+					most = k
+					break
+				}
+			}
+		}
+	}
+	return most
+}
+
+// gangHostGPUs is, for a gang of several pod sets required on one host,
+// the fewest GPUs a host needs to hold it when all of them are free, as
+// far as the bounds tell (its whole GPUs, then fracBound on free GPUs);
+// 0 for other requests. A gang needing more than the largest acceptable
+// host never fits, however the cluster frees up.
+func (v *Solver) gangHostGPUs() int64 {
+	if v.r.Required != v.hl || len(v.r.Sets) < 2 || v.noGang {
+		return 0
+	}
+	var whole, fracs int64
+	for i := range v.r.Sets {
+		if set := &v.r.Sets[i]; set.Milli > 0 {
+			fracs += int64(set.Pods)
+		} else {
+			whole += int64(set.Pods) * int64(set.GPUs)
+		}
+	}
+	var buf [topology.MaxHostGPUs]uint16
+	n := min(fracs, topology.MaxHostGPUs+1) // a GPU per fraction always packs
+	for k := range min(n, topology.MaxHostGPUs+1) {
+		if fracBound(fullBins(&buf, k), v.r.Sets) {
+			return whole + k
+		}
+	}
+	return whole + n
+}
+
+// fullBins is n free GPUs (n ≤ MaxHostGPUs).
+func fullBins(buf *[topology.MaxHostGPUs]uint16, n int64) []uint16 {
+	b := buf[:n]
+	for i := range b {
+		b[i] = topology.FullGPU
+	}
+	return b
+}
