@@ -48,16 +48,23 @@ func (v *Solver) ovAt(h topology.HostID) int32 {
 func (v *Solver) ovFor(h topology.HostID) (*hostOv, *gpuMilli) {
 	v.ovTaken = true
 	if o := v.ovAt(h); o >= 0 {
+		if !v.milli {
+			return &v.ov[o], &v.noMilli
+		}
 		return &v.ov[o], &v.ovMilli[o]
 	}
 	n := len(v.ov)
 	v.ov = append(v.ov, hostOv{h: h, mask: v.baseMask(h), cpu: v.s.HostCPU(h), mem: v.s.HostMemory(h), others: v.s.HostHasPods(h)})
-	if len(v.ovMilli) == n { // never shorter than ov
+	o := &v.ov[n]
+	v.ovIdx[h], v.ovStamp[h] = int32(n), v.epoch
+	if !v.milli { // whole GPUs only: 128 bytes a host nobody reads
+		return o, &v.noMilli
+	}
+	for len(v.ovMilli) <= n { // never shorter than ov
 		v.ovMilli = append(v.ovMilli, gpuMilli{})
 	}
-	o, ms := &v.ov[n], &v.ovMilli[n]
+	ms := &v.ovMilli[n]
 	v.baseMilli(h, o.mask, ms)
-	v.ovIdx[h], v.ovStamp[h] = int32(n), v.epoch
 	return o, ms
 }
 

@@ -338,7 +338,7 @@ func (v *Solver) installRel() {
 // installRelHosts is installRel for one released host or more.
 func (v *Solver) installRelHosts() {
 	n := len(v.rel)
-	if len(v.ovMilli) < n { // never shorter than ov
+	if v.milli && len(v.ovMilli) < n { // never shorter than ov
 		v.ovMilli = slices.Grow(v.ovMilli, n-len(v.ovMilli))[:n]
 	}
 	if v.legacy || cap(v.ov) < n {

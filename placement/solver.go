@@ -41,7 +41,9 @@ type Solver struct {
 	ovStamp []uint32
 	epoch   uint32
 	ov      []hostOv
-	ovMilli []gpuMilli // ov's milli per GPU, same index; never shorter than ov
+	ovMilli []gpuMilli // ov's milli per GPU, same index, when milli; never shorter than ov then
+	milli   bool       // a pod set asks for a GPU fraction: overlays keep their milli per GPU
+	noMilli gpuMilli   // what ovFor hands out when they do not: zeros, and only zeros are written to it
 
 	out       []topology.Pod
 	pos       int  // next output index of the current set
@@ -235,6 +237,7 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 	v.rel, v.gone, v.scope = v.rel[:0], nil, 0
 	v.reset() // no overlay yet: a fresh epoch, so no stamp left by an earlier call (or a zero stamp) matches
 	v.s, v.r, v.hl = s, r, t.HostLevel()
+	v.milli = v.fracSets()
 	if v.rx = r.Restriction; v.rx != nil {
 		v.rx.sync(s)
 	}
@@ -259,6 +262,9 @@ func (v *Solver) sizeOut(plan *Plan) {
 	}
 	plan.Pods = plan.Pods[:total]
 	v.out = plan.Pods
+	if need := len(v.rel) + total; cap(v.ov) < need { // a pod makes one overlay at most: room once, not growth by copies
+		v.ov = slices.Grow(v.ov, need-len(v.ov))
+	}
 }
 
 func (v *Solver) setModels() {

@@ -2,6 +2,7 @@ package preempt
 
 import (
 	"math/bits"
+	"slices"
 
 	"github.com/blinksched/blink/topology"
 )
@@ -74,6 +75,11 @@ func (m *model) addByJobs(mode int) {
 	s := p.s
 	p.scanCands(mode)
 	p.chainPods()
+	// Room for every candidate pod and as many hosts (no more hosts than
+	// pods): a model of the cluster allocates once, not by repeated growth.
+	n := len(p.podBuf)
+	m.pods = slices.Grow(m.pods, n)
+	m.hosts = slices.Grow(m.hosts, min(n, len(p.hostAcc)))
 	m.restGPUs += int64(s.Free(0))
 	m.rest[0] += int64(s.PodCapacity(0, int(p.sets[0].gpus)))
 	for h := range topology.HostID(len(p.hostAcc)) {
@@ -102,6 +108,7 @@ func (p *Planner) scanCands(mode int) {
 		}
 	}
 	p.scanJobs = jobs
+	p.podBuf = slices.Grow(p.podBuf[:0], npods) // room once, not growth by copies
 	p.fetchPods(p.fetch == 2 || p.fetch == 0 && 4*npods >= p.s.NumPods())
 	p.scanCand = resize(p.scanCand, len(jobs))
 	for k := range p.scanCand {

@@ -26,13 +26,14 @@ func (s *State) Apply(d Delta) error {
 		}
 	}
 	nJobs := len(s.jobs) // the job id bound is observable (JobIDBound, snapshots)
-	if err := s.reserve(&d); err != nil {
+	pods, err := s.reserve(&d)
+	if err != nil {
 		return err
 	}
 	s.jr.on = s.needsJournal(&d) && !(len(d.Ops) == 1 && s.gangApart(&d))
 	s.deferring = s.jr.on || s.manyHosts(&d)
 	if s.jr.on {
-		s.jr.reset()
+		s.jr.reset(pods)
 	}
 	for i := range d.Ops {
 		if err := s.apply(&d.Ops[i]); err != nil {
@@ -149,8 +150,9 @@ func (s *State) needsJournal(d *Delta) bool {
 // trims the records reserve added when the Delta fails. Only AddJob and
 // Nominate may create job records, only AddJob and MoveJob take pod slots
 // (ReplacePods re-places pods in their own), only Nominate takes a
-// nomination record: a Delta of other operations grows nothing.
-func (s *State) reserve(d *Delta) error {
+// nomination record: a Delta of other operations grows nothing. It returns
+// the pods the Delta places.
+func (s *State) reserve(d *Delta) (int, error) {
 	maxJob, pods, noms := JobID(-1), 0, 0
 	for i := range d.Ops {
 		op := &d.Ops[i]
@@ -170,7 +172,7 @@ func (s *State) reserve(d *Delta) error {
 			continue
 		}
 		if id < 0 || id > MaxJobID {
-			return fmt.Errorf("op %d (%s): %w: job id %d out of range 0…%d",
+			return 0, fmt.Errorf("op %d (%s): %w: job id %d out of range 0…%d",
 				i, op.Kind, ErrInvalid, id, MaxJobID)
 		}
 	}
@@ -193,7 +195,7 @@ func (s *State) reserve(d *Delta) error {
 			s.noms = append(s.noms, nomRec{})
 		}
 	}
-	return nil
+	return pods, nil
 }
 
 // growPods appends n free pod slots, linked so the lowest is taken first.

@@ -1,5 +1,7 @@
 package topology
 
+import "slices"
+
 // journal records the old value of every write while a multi-step Delta is
 // applied, so a failing step can restore the State exactly (rollback replays
 // each typed log backwards; every location lives in one log, so its oldest
@@ -43,9 +45,13 @@ type jw[T any] struct {
 	v T
 }
 
-func (j *journal) reset() {
-	j.u64, j.i32, j.u32 = j.u64[:0], j.i32[:0], j.u32[:0]
-	j.u16, j.u8, j.pods, j.jobs, j.noms = j.u16[:0], j.u8[:0], j.pods[:0], j.jobs[:0], j.noms[:0]
+// reset empties the journal for a Delta that places pods pods, with room
+// for what that writes (about two pod records, two 64-bit words and three
+// 32-bit words a pod), so that the first large gang a State journals
+// allocates each log once instead of growing it by repeated copies.
+func (j *journal) reset(pods int) {
+	j.u64, j.i32, j.u32 = slices.Grow(j.u64[:0], 2*pods), slices.Grow(j.i32[:0], 3*pods), j.u32[:0]
+	j.u16, j.u8, j.pods, j.jobs, j.noms = j.u16[:0], j.u8[:0], slices.Grow(j.pods[:0], 2*pods), j.jobs[:0], j.noms[:0]
 	j.sets = j.sets[:0]
 	j.sums, j.pres, j.excl = j.sums[:0], j.pres[:0], j.excl[:0]
 }
