@@ -95,7 +95,11 @@ func (e *Engine) planFits(sets []placement.PodSet, plan *placement.Plan) bool {
 // outranks it; GPUs nominated for equal or higher priority are left out.
 func (e *Engine) nominatePlan(slot int32, plan *placement.Plan, kind nomKind, wait int64, moves ...topology.Op) bool {
 	j := &e.jobs[slot]
-	gpus := e.gpuList[:0]
+	n := 0
+	for _, p := range plan.Pods {
+		n += bits.OnesCount64(p.GPUs)
+	}
+	gpus := slices.Grow(e.gpuList[:0], n) // a gang of 200k GPUs: room once, not growth by copies
 	for _, p := range plan.Pods {
 		lo, _ := e.t.HostGPUs(p.Host)
 		for m := p.GPUs; m != 0; m &= m - 1 {

@@ -342,6 +342,7 @@ func (v *Solver) installRelHosts() {
 		v.ovMilli = slices.Grow(v.ovMilli, n-len(v.ovMilli))[:n]
 	}
 	if v.legacy || cap(v.ov) < n {
+		v.ov = slices.Grow(v.ov, n)
 		for i := range v.rel {
 			v.ov = append(v.ov, v.rel[i])
 			h := v.rel[i].h

@@ -74,12 +74,11 @@ func (m *model) addByJobs(mode int) {
 	p := m.p
 	s := p.s
 	p.scanCands(mode)
-	p.chainPods()
-	// Room for every candidate pod and as many hosts (no more hosts than
-	// pods): a model of the cluster allocates once, not by repeated growth.
-	n := len(p.podBuf)
-	m.pods = slices.Grow(m.pods, n)
-	m.hosts = slices.Grow(m.hosts, min(n, len(p.hostAcc)))
+	hosts := p.chainPods()
+	// Room for every candidate pod and host: a model of the cluster
+	// allocates once, not by repeated growth.
+	m.pods = slices.Grow(m.pods, len(p.podBuf))
+	m.hosts = slices.Grow(m.hosts, hosts)
 	m.restGPUs += int64(s.Free(0))
 	m.rest[0] += int64(s.PodCapacity(0, int(p.sets[0].gpus)))
 	for h := range topology.HostID(len(p.hostAcc)) {
@@ -97,7 +96,11 @@ func (p *Planner) scanCands(mode int) {
 	if mode == modeBelow {
 		limit = min(limit, p.below)
 	}
-	jobs, npods := p.scanJobs[:0], 0
+	most := 0
+	for _, x := range p.preW {
+		most += bits.OnesCount64(x)
+	}
+	jobs, npods := slices.Grow(p.scanJobs[:0], most), 0
 	for w, x := range p.preW {
 		for ; x != 0; x &= x - 1 {
 			j := topology.JobID(w<<6 | bits.TrailingZeros64(x))
@@ -108,25 +111,26 @@ func (p *Planner) scanCands(mode int) {
 		}
 	}
 	p.scanJobs = jobs
-	p.podBuf = slices.Grow(p.podBuf[:0], npods) // room once, not growth by copies
-	p.fetchPods(p.fetch == 2 || p.fetch == 0 && 4*npods >= p.s.NumPods())
+	p.fetchPods(p.fetch == 2 || p.fetch == 0 && 4*npods >= p.s.NumPods(), npods)
 	p.scanCand = resize(p.scanCand, len(jobs))
 	for k := range p.scanCand {
 		p.scanCand[k] = -1
 	}
 }
 
-// fetchPods appends the pods of scanJobs to podBuf, noting where each job's
-// pods start. The State keeps job records in id order, and a job's pods together
-// in the order jobs arrived: a walk of every job streams through both,
-// which the hardware prefetches, while a walk of some jobs skips about and
-// waits for memory at each. When the candidates hold many of the pods (all,
+// fetchPods appends the pods of scanJobs (npods in all) to podBuf, noting
+// where each job's pods start. The State keeps job records in id order, and
+// a job's pods together in the order jobs arrived: a walk of every job
+// streams through both, which the hardware prefetches, while a walk of some
+// jobs skips about and waits for memory at each. When the candidates hold many of the pods (all,
 // at least a quarter), walking every job and keeping the candidates' pods is
 // faster (a million GPUs, 40% of the pods: 2.7 ms against 5.7); on a State
 // whose churn has scattered its pods it reads at most 4 times as many.
-func (p *Planner) fetchPods(all bool) {
-	s, jobs, pods := p.s, p.scanJobs, p.podBuf[:0]
-	if !all { // all their first pods' slots, then all their pods: the reads overlap
+func (p *Planner) fetchPods(all bool, npods int) {
+	s, jobs := p.s, p.scanJobs
+	pods := slices.Grow(p.podBuf[:0], npods) // room once, not growth by copies
+	if !all {
+		// All their first pods' slots, then all their pods: the reads overlap.
 		ids := p.idBuf[:0]
 		for k := range jobs {
 			ids = append(ids, jobs[k].id)
@@ -138,6 +142,9 @@ func (p *Planner) fetchPods(all bool) {
 			jobs[k].lo = p.tdStarts[k]
 		}
 		return
+	}
+	if len(p.npods) > 0 { // and for the largest job's, appended before it is dropped
+		pods = slices.Grow(pods, npods+int(slices.Max(p.npods)))
 	}
 	k := 0
 	for j := range topology.JobID(len(p.prios)) {
@@ -155,8 +162,8 @@ func (p *Planner) fetchPods(all bool) {
 
 // chainPods chains the candidates' pods (podBuf) per host, in (job, rank)
 // order (candLinks), and gathers per host the GPUs they use (hostAcc,
-// stamped with a new epoch).
-func (p *Planner) chainPods() {
+// stamped with a new epoch); it returns how many hosts they are on.
+func (p *Planner) chainPods() int {
 	if len(p.hostAcc) < p.t.NumHosts() {
 		p.hostAcc, p.accEpoch = make([]hostAcc, p.t.NumHosts()), 0
 	}
@@ -164,7 +171,7 @@ func (p *Planner) chainPods() {
 		clear(p.hostAcc)
 		p.accEpoch = 1
 	}
-	ep, acc := p.accEpoch, p.hostAcc
+	ep, acc, hosts := p.accEpoch, p.hostAcc, 0
 	links := resize(p.candLinks, len(p.podBuf))
 	p.candLinks = links
 	for k := range p.scanJobs {
@@ -178,6 +185,7 @@ func (p *Planner) chainPods() {
 			a := &acc[q.Host]
 			if a.ep != ep {
 				*a = hostAcc{ep: ep, head: e}
+				hosts++
 			} else {
 				links[a.tail].next = e
 			}
@@ -188,6 +196,7 @@ func (p *Planner) chainPods() {
 			}
 		}
 	}
+	return hosts
 }
 
 // addCandHost adds host h, whose candidate pods a gathered, unless it is
