@@ -174,7 +174,7 @@ func gpusBelow(bins []uint16, m int32) int {
 // State's counts say, or the job holds pods (it may hold a host
 // exclusively, whose free count is then 0).
 func (v *Solver) gangWholeFree() int {
-	if !v.gangHost || !v.extra.Empty() || len(v.rel) != 0 || v.s.HasJob(v.r.Job) {
+	if !v.extra.Empty() || len(v.rel) != 0 || v.s.HasJob(v.r.Job) {
 		return 0
 	}
 	var whole int64
@@ -236,11 +236,10 @@ func (v *Solver) mostFree() int {
 
 // gangHostGPUs is, for a gang of several pod sets required on one host,
 // the fewest GPUs a host needs to hold it when all of them are free, as
-// far as the bounds tell (its whole GPUs, then fracBound on free GPUs);
-// 0 for other requests. A gang needing more than the largest acceptable
+// far as the bounds tell (its whole GPUs, then fracBound on free GPUs). A gang needing more than the largest acceptable
 // host never fits, however the cluster frees up.
 func (v *Solver) gangHostGPUs() int64 {
-	if v.r.Required != v.hl || len(v.r.Sets) < 2 || v.noGang {
+	if v.noGang {
 		return 0
 	}
 	var whole, fracs int64

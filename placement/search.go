@@ -24,9 +24,11 @@ func (v *Solver) rejectFast() bool {
 			need += int64(set.Pods) * int64(set.GPUs)
 		}
 	}
-	if n := v.gangHostGPUs(); n > int64(v.maxGPUs) {
-		v.reason = Reason{Code: GangHostTooSmall, Have: int64(v.maxGPUs), Need: n}
-		return false
+	if v.r.Required == v.hl && len(v.r.Sets) > 1 {
+		if n := v.gangHostGPUs(); n > int64(v.maxGPUs) {
+			v.reason = Reason{Code: GangHostTooSmall, Have: int64(v.maxGPUs), Need: n}
+			return false
+		}
 	}
 	for m, ok := range v.modelOK {
 		if ok {
@@ -142,7 +144,9 @@ func (v *Solver) requiredCands(sl topology.Level, need int64) (cs []cand, free i
 	v.seen, v.seenBelow, v.stop = 0, 0, false
 	v.gangHost = len(r.Sets) > 1 && r.Required == v.hl && !v.noGang
 	v.gangOut, v.gangCut = false, false
-	free = v.gangWholeFree()
+	if v.gangHost {
+		free = v.gangWholeFree()
+	}
 	v.reqCands = v.reqCands[:0]
 	if free > 0 && v.mostFree() < free {
 		v.gangCut = true

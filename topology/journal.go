@@ -45,15 +45,25 @@ type jw[T any] struct {
 	v T
 }
 
-// reset empties the journal for a Delta that places pods pods, with room
-// for what that writes (about two pod records, two 64-bit words and three
-// 32-bit words a pod), so that the first large gang a State journals
-// allocates each log once instead of growing it by repeated copies.
+// reset empties the journal for a Delta that places pods pods; for a large
+// gang with room for what that writes (about two pod records, two 64-bit
+// words and three 32-bit words a pod), so that the first such gang a State
+// journals allocates each log once instead of growing it by repeated copies.
 func (j *journal) reset(pods int) {
-	j.u64, j.i32, j.u32 = slices.Grow(j.u64[:0], 2*pods), slices.Grow(j.i32[:0], 3*pods), j.u32[:0]
-	j.u16, j.u8, j.pods, j.jobs, j.noms = j.u16[:0], j.u8[:0], slices.Grow(j.pods[:0], 2*pods), j.jobs[:0], j.noms[:0]
+	if pods > 1024 {
+		j.room(pods)
+	}
+	j.u64, j.i32, j.u32 = j.u64[:0], j.i32[:0], j.u32[:0]
+	j.u16, j.u8, j.pods, j.jobs, j.noms = j.u16[:0], j.u8[:0], j.pods[:0], j.jobs[:0], j.noms[:0]
 	j.sets = j.sets[:0]
 	j.sums, j.pres, j.excl = j.sums[:0], j.pres[:0], j.excl[:0]
+}
+
+//go:noinline
+func (j *journal) room(pods int) {
+	j.u64 = slices.Grow(j.u64[:0], 2*pods)
+	j.i32 = slices.Grow(j.i32[:0], 3*pods)
+	j.pods = slices.Grow(j.pods[:0], 2*pods)
 }
 
 func undo[T any](log []jw[T]) {
