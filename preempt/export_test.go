@@ -74,11 +74,21 @@ type modelSnap struct {
 }
 
 func snapshot(m *model) modelSnap {
-	hs := slices.Clone(m.hosts)
+	hs := cloneNil(m.hosts)
 	for i := range hs {
 		hs[i].others = false
 	}
-	return modelSnap{hs, slices.Clone(m.pods), slices.Clone(m.cands), slices.Clone(m.rest), m.restGPUs, m.gpus0}
+	return modelSnap{hs, cloneNil(m.pods), cloneNil(m.cands), cloneNil(m.rest), m.restGPUs, m.gpus0}
+}
+
+// cloneNil is slices.Clone, but nil for an empty slice: builds that made room
+// for entries they did not add (addByJobs) compare equal to builds that did
+// not.
+func cloneNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 // SetSlotBound forces the slot bound's summary (slots.go): on > 0 made at
