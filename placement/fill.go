@@ -54,6 +54,8 @@ func (v *Solver) consider(L topology.Level, i int32, need int64, buf []cand) []c
 	free := v.freeOf(L, i)
 	if v.unbeatable(c, free, need) {
 		v.stop = true
+	} else if v.gangStop && v.gangFirst(c, free, need) {
+		v.stop, v.gangStopped = true, true
 	}
 	return append(buf, cand{idx: i, cap: c, free: free, host: L == v.hl})
 }

@@ -216,6 +216,22 @@ func (v *Solver) domHasFree(d topology.DomainID, k int) bool {
 	return false
 }
 
+// gangFirst: among the hosts solve admits for a gang required on one host,
+// none later in index order comes before host (c pods of the primary set,
+// free GPUs) — FirstFit takes the first; BestFit orders hosts by free GPUs,
+// then capacity, and every admitted host has gangFree free GPUs or more and
+// room for need pods or more. The host may still not hold the gang (the
+// bounds are not exact): solve then scans them all.
+func (v *Solver) gangFirst(c, free, need int64) bool {
+	switch v.r.Policy {
+	case FirstFit:
+		return true
+	case BestFit:
+		return c == need && free <= int64(v.gangFree)
+	}
+	return false
+}
+
 // mostFree is the most free GPUs a host of an acceptable model has (the
 // root's histograms).
 func (v *Solver) mostFree() int {

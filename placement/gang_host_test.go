@@ -16,12 +16,14 @@ import (
 // reason, every pod, the domain — on random trees and loads (shared GPUs,
 // CPU and memory, exclusive jobs, nominations, failures), with and without
 // jobs gone, for gangs of 2–3 sets of whole GPUs, fractions and CPU-only
-// pods (mostly fractions, where the bound refuses most). Each fitting plan
-// is applied, and Check runs after.
+// pods (mostly fractions, where the bound refuses most), under every policy
+// (BestFit and FirstFit stop scanning at a host none can come before, and
+// scan again when it does not hold the gang). Each fitting plan is applied,
+// and Check runs after.
 func TestGangHostSameAnswer(t *testing.T) {
 	seed := testkit.Seed(t, 1)
 	rng := rand.New(rand.NewPCG(seed, 0x67616e67))
-	n := testkit.Steps(t, 400)
+	n := testkit.Steps(t, 1000)
 	compared, fits, tooLarge, cut := 0, 0, 0, 0
 	for inst := range n {
 		tree := genTree(rng, 24)
@@ -123,9 +125,10 @@ func TestGangHostTooSmall(t *testing.T) {
 }
 
 // gangHostRequest is a gang of 2–3 pod sets of 1–4 pods required on one
-// host, its sets mostly fractional.
+// host, its sets mostly fractional, under a random policy.
 func gangHostRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID) *placement.Request {
-	r := &placement.Request{Required: t.HostLevel(), Preferred: topology.NoLevel, Priority: int32(rng.IntN(22)) - 1}
+	r := &placement.Request{Required: t.HostLevel(), Preferred: topology.NoLevel, Priority: int32(rng.IntN(22)) - 1,
+		Policy: pick(rng, placement.BestFit, placement.BestFit, placement.FirstFit, placement.Spread)}
 	if len(nominees) > 0 && rng.IntN(3) == 0 {
 		r.Job = pick(rng, nominees...)
 	}

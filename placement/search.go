@@ -108,18 +108,17 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 			return topology.DomainID(c), true
 		}
 	}
-	cs, free := v.requiredCands(sl, need)
-	v.sortCands(cs)
-	most := v.seenBelow // one pod set: the most pods a domain takes (a candidate's count, else a bound)
-	for _, c := range cs {
-		v.reset()
-		if v.placeAll(r.Required, c.idx) {
-			if r.Required == v.hl {
-				return v.t.HostParent(topology.HostID(c.idx)), true
-			}
-			return topology.DomainID(c.idx), true
+	cs, free := v.requiredCands(sl, need, true)
+	if v.gangStopped { // the scan stopped at a host none can come before (the last): if it does not hold the gang, all of them
+		if d, ok, _ := v.tryRequired(cs[len(cs)-1:]); ok {
+			return d, true
 		}
-		most = max(most, v.got)
+		v.setCurrent(v.primary()) // as the first scan had it
+		cs, free = v.requiredCands(sl, need, false)
+	}
+	d, ok, most := v.tryRequired(cs)
+	if ok {
+		return d, true
 	}
 	switch {
 	case (len(cs) > 0 || v.gangOut) && len(r.Sets) > 1:
@@ -139,11 +138,11 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 // several pod sets required on one host, that may hold it all (see
 // gang_host.go; free is the free GPUs such a host needs, 0 if not
 // counted).
-func (v *Solver) requiredCands(sl topology.Level, need int64) (cs []cand, free int) {
+func (v *Solver) requiredCands(sl topology.Level, need int64, stop bool) (cs []cand, free int) {
 	r := v.r
 	v.seen, v.seenBelow, v.stop = 0, 0, false
 	v.gangHost = len(r.Sets) > 1 && r.Required == v.hl && !v.noGang
-	v.gangOut, v.gangCut = false, false
+	v.gangOut, v.gangCut, v.gangStop, v.gangStopped = false, false, stop && v.gangHost, false
 	if v.gangHost {
 		free = v.gangWholeFree()
 	}
@@ -154,8 +153,27 @@ func (v *Solver) requiredCands(sl topology.Level, need int64) (cs []cand, free i
 		v.gangFree = free
 		v.reqCands = v.candidates(sl, int32(v.scope), r.Required, need, v.reqCands)
 	}
-	v.gangHost, v.gangFree = false, 0
+	v.gangHost, v.gangFree, v.gangStop = false, 0, false
 	return v.reqCands, free
+}
+
+// tryRequired lays the gang out in the first of the required level's
+// candidates cs, in the policy's order, that holds it. most is, for one
+// pod set, the most pods a domain takes (a candidate's count, else a bound).
+func (v *Solver) tryRequired(cs []cand) (topology.DomainID, bool, int64) {
+	v.sortCands(cs)
+	most := v.seenBelow
+	for _, c := range cs {
+		v.reset()
+		if v.placeAll(v.r.Required, c.idx) {
+			if v.r.Required == v.hl {
+				return v.t.HostParent(topology.HostID(c.idx)), true, most
+			}
+			return topology.DomainID(c.idx), true, most
+		}
+		most = max(most, v.got)
+	}
+	return 0, false, most
 }
 
 // requiredFast picks, for a gang of one plain set of whole GPUs with exact

@@ -45,36 +45,38 @@ type Solver struct {
 	milli   bool       // a pod set asks for a GPU fraction: overlays keep their milli per GPU
 	noMilli gpuMilli   // what ovFor hands out when they do not: zeros, and only zeros are written to it
 
-	out       []topology.Pod
-	pos       int  // next output index of the current set
-	start     int  // first output index of the current set
-	tracked   bool // the overlay holds every pod of the current set (see track)
-	stack     [][]cand
-	depth     int
-	cands     []cand // placeSet's candidates
-	reqCands  []cand // solve's candidates at the required level
-	seen      int64  // largest capacity seen by candidates
-	seenBelow int64  // the largest of those below the pods needed
-	stop      bool   // candidates found one no later node can beat
-	gangHost  bool   // solve's candidate hosts must hold the whole gang (hostHoldsGang)
-	gangOut   bool   // one did not, though it held the primary set
-	gangFree  int    // the fewest free GPUs such a host needs (gangWholeFree)
-	gangCut   bool   // a domain or host had fewer
-	got       int64  // pods placed of the set that failed
-	last      bool   // the current set is the last placed: it needs no overlay
-	order     []int  // pod sets in placement order (setOrder)
-	order2    []int
-	offs      []int // first rank of each pod set
-	ex        exSearch
-	forced    []uint8       // GPUs the next fractions take, in order (exhaustive_frac.go)
-	wide      []*wideMin    // by GPUs per pod
-	wideRx    []*wideMin    // the same for restricted requests
-	wlog      wideLog       // the touch log decoded for them (wide_log.go)
-	whole     []*wholeIndex // by level: domains by wholly free hosts (whole_index.go)
-	wholeRx   []*wholeIndex // the same for restricted requests
-	wholeMin  int32         // tests: the range from which bestDomainWhole uses it (0: wholeIndexMin)
-	rx        *Restriction  // the request's, synced with the State
-	scope     topology.DomainID
+	out         []topology.Pod
+	pos         int  // next output index of the current set
+	start       int  // first output index of the current set
+	tracked     bool // the overlay holds every pod of the current set (see track)
+	stack       [][]cand
+	depth       int
+	cands       []cand // placeSet's candidates
+	reqCands    []cand // solve's candidates at the required level
+	seen        int64  // largest capacity seen by candidates
+	seenBelow   int64  // the largest of those below the pods needed
+	stop        bool   // candidates found one no later node can beat
+	gangHost    bool   // solve's candidate hosts must hold the whole gang (hostHoldsGang)
+	gangOut     bool   // one did not, though it held the primary set
+	gangFree    int    // the fewest free GPUs such a host needs (gangWholeFree)
+	gangCut     bool   // a domain or host had fewer
+	gangStop    bool   // the scan may stop at a host none can come before (gangFirst)
+	gangStopped bool   // it did
+	got         int64  // pods placed of the set that failed
+	last        bool   // the current set is the last placed: it needs no overlay
+	order       []int  // pod sets in placement order (setOrder)
+	order2      []int
+	offs        []int // first rank of each pod set
+	ex          exSearch
+	forced      []uint8       // GPUs the next fractions take, in order (exhaustive_frac.go)
+	wide        []*wideMin    // by GPUs per pod
+	wideRx      []*wideMin    // the same for restricted requests
+	wlog        wideLog       // the touch log decoded for them (wide_log.go)
+	whole       []*wholeIndex // by level: domains by wholly free hosts (whole_index.go)
+	wholeRx     []*wholeIndex // the same for restricted requests
+	wholeMin    int32         // tests: the range from which bestDomainWhole uses it (0: wholeIndexMin)
+	rx          *Restriction  // the request's, synced with the State
+	scope       topology.DomainID
 
 	rel       []hostOv         // overlays of the hosts of the jobs gone (PlaceWithout), sorted by host
 	relGot    []relGot         // the general build's scratch: what rel's hosts got back, same index
