@@ -9,7 +9,7 @@ import (
 
 // PlaceRequests names the placement requests of the benchmark grid, per shape.
 var PlaceRequests = map[string][]string{
-	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible", "fracsets", "fracpack", "fracfit"},
+	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible", "fracsets", "fracpack", "fracfit", "racksets"},
 	"hgx":   {"host8", "su256", "pod4096", "gpus200k", "frac500", "impossible"},
 }
 
@@ -31,6 +31,8 @@ var PlaceRequests = map[string][]string{
 //	               (both refused before any search: no host holds them)
 //	fracfit        a pod of 600 milli and one of 400 per GPU of a host,
 //	               required host: only a host with every GPU free holds it
+//	racksets       17 whole-host pods and 2 more, required rack: each set
+//	               fits a free rack alone, together they need 19 hosts
 func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 	lvl := func(n string) topology.Level { l, _ := t.LevelByName(n); return l }
 	host := int32(t.MaxHostGPUs())
@@ -71,6 +73,10 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 	case "fracpack":
 		return placement.Request{Required: t.HostLevel(), Preferred: topology.NoLevel, Sets: []placement.PodSet{
 			{Pods: 3, GPUs: 1, Milli: 600}, {Pods: 3, GPUs: 1, Milli: 500}}}, nil
+	case "racksets":
+		r := one(17, "rack", "")
+		r.Sets = append(r.Sets, placement.PodSet{Pods: 2, GPUs: host})
+		return r, nil
 	case "fracfit":
 		return placement.Request{Required: t.HostLevel(), Preferred: topology.NoLevel, Sets: []placement.PodSet{
 			{Pods: host, GPUs: 1, Milli: 600}, {Pods: host, GPUs: 1, Milli: 400}}}, nil

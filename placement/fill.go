@@ -47,7 +47,7 @@ func (v *Solver) consider(L topology.Level, i int32, need int64, buf []cand) []c
 		v.seenBelow = max(v.seenBelow, c)
 		return buf
 	}
-	if v.gangHost && L == v.hl && !v.hostHoldsGang(topology.HostID(i)) {
+	if v.gangAll && !v.holdsGang(L, i) {
 		v.gangOut = true
 		return buf
 	}

@@ -7,14 +7,49 @@ import (
 	"github.com/blinksched/blink/topology"
 )
 
-// A gang of several pod sets required on one host is tried, host after
-// host, by the rule and then by the exhaustive search; the candidates'
-// capacity is the primary set's alone. hostHoldsGang refuses beforehand the
-// hosts no layout of the whole gang fits, by conditions every layout meets:
-// the whole GPUs, CPU and memory of all sets together, and a bin-packing
-// bound on the fractions (fracBound). It only ever refuses hosts where every
+// A gang of several pod sets required on one host (or domain) is tried,
+// host after host, by the rule and then by the exhaustive search; the
+// candidates' capacity is the primary set's alone. hostHoldsGang refuses
+// beforehand the hosts no layout of the whole gang fits, by conditions
+// every layout meets: the whole GPUs, CPU and memory of all sets together,
+// and a bin-packing bound on the fractions (fracBound); domHoldsGang the
+// domains whose free GPUs and milli fall short. It only ever refuses hosts where every
 // search fails, so no answer changes; a gang too large for every host is
 // refused in one pass over the hosts instead of two searches on each.
+
+// holdsGang reports whether node (L, i) may hold every pod set of the
+// request together (false: it cannot).
+func (v *Solver) holdsGang(L topology.Level, i int32) bool {
+	if L == v.hl {
+		return v.hostHoldsGang(topology.HostID(i))
+	}
+	return v.domHoldsGang(topology.DomainID(i))
+}
+
+// domHoldsGang: a domain holds the gang only if its free GPUs hold the
+// sets' whole GPUs, and the milli of the rest and of its partly used GPUs
+// its fractions. Its aggregates count every model and no nominated GPU: an
+// upper bound unless nominated GPUs or jobs gone are in play (then it
+// refuses nothing).
+func (v *Solver) domHoldsGang(d topology.DomainID) bool {
+	if !v.extra.Empty() || len(v.rel) != 0 {
+		return true
+	}
+	var whole, milli int64
+	for i := range v.r.Sets {
+		set := &v.r.Sets[i]
+		if set.Milli == 0 {
+			whole += int64(set.Pods) * int64(set.GPUs)
+		} else {
+			milli += int64(set.Pods) * int64(set.Milli)
+		}
+	}
+	free, shared := v.domFree(d), v.s.SharedMilli(d)
+	if v.rx != nil {
+		shared -= v.rx.dshare[d]
+	}
+	return whole <= free && milli <= (free-whole)*topology.FullGPU+shared
+}
 
 // hostHoldsGang reports whether host h may hold every pod set of the
 // request together (false: it cannot).

@@ -12,7 +12,8 @@ import (
 )
 
 // TestGangHostSameAnswer: refusing the hosts a gang of several pod sets
-// required on one host cannot fit (hostHoldsGang) changes no answer — fit,
+// required on one host cannot fit (hostHoldsGang), or the domains when it is
+// required in one (domHoldsGang), changes no answer — fit,
 // reason, every pod, the domain — on random trees and loads (shared GPUs,
 // CPU and memory, exclusive jobs, nominations, failures), with and without
 // jobs gone, for gangs of 2–3 sets of whole GPUs, fractions and CPU-only
@@ -125,10 +126,14 @@ func TestGangHostTooSmall(t *testing.T) {
 }
 
 // gangHostRequest is a gang of 2–3 pod sets of 1–4 pods required on one
-// host, its sets mostly fractional, under a random policy.
+// host (sometimes one domain), its sets mostly fractional, under a random
+// policy.
 func gangHostRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID) *placement.Request {
 	r := &placement.Request{Required: t.HostLevel(), Preferred: topology.NoLevel, Priority: int32(rng.IntN(22)) - 1,
 		Policy: pick(rng, placement.BestFit, placement.BestFit, placement.FirstFit, placement.Spread)}
+	if rng.IntN(4) == 0 && t.HostLevel() > 1 { // a domain instead (domHoldsGang)
+		r.Required = topology.Level(1 + rng.IntN(int(t.HostLevel())-1))
+	}
 	if len(nominees) > 0 && rng.IntN(3) == 0 {
 		r.Job = pick(rng, nominees...)
 	}

@@ -135,15 +135,16 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 
 // requiredCands lists solve's candidates at the required level: the nodes
 // whose capacity for the primary set is need or more and, for a gang of
-// several pod sets required on one host, that may hold it all (see
-// gang_host.go; free is the free GPUs such a host needs, 0 if not
-// counted).
+// several pod sets, that may hold it all (see gang_host.go; free is the
+// free GPUs a host needs for a gang required on one, 0 if not counted; stop:
+// such a scan may stop at a host none can come before).
 func (v *Solver) requiredCands(sl topology.Level, need int64, stop bool) (cs []cand, free int) {
 	r := v.r
 	v.seen, v.seenBelow, v.stop = 0, 0, false
-	v.gangHost = len(r.Sets) > 1 && r.Required == v.hl && !v.noGang
-	v.gangOut, v.gangCut, v.gangStop, v.gangStopped = false, false, stop && v.gangHost, false
-	if v.gangHost {
+	v.gangAll = len(r.Sets) > 1 && !v.noGang
+	host := v.gangAll && r.Required == v.hl
+	v.gangOut, v.gangCut, v.gangStop, v.gangStopped = false, false, stop && host, false
+	if host {
 		free = v.gangWholeFree()
 	}
 	v.reqCands = v.reqCands[:0]
@@ -153,7 +154,7 @@ func (v *Solver) requiredCands(sl topology.Level, need int64, stop bool) (cs []c
 		v.gangFree = free
 		v.reqCands = v.candidates(sl, int32(v.scope), r.Required, need, v.reqCands)
 	}
-	v.gangHost, v.gangFree, v.gangStop = false, 0, false
+	v.gangAll, v.gangFree, v.gangStop = false, 0, false
 	return v.reqCands, free
 }
 

@@ -56,7 +56,7 @@ type Solver struct {
 	seen        int64  // largest capacity seen by candidates
 	seenBelow   int64  // the largest of those below the pods needed
 	stop        bool   // candidates found one no later node can beat
-	gangHost    bool   // solve's candidate hosts must hold the whole gang (hostHoldsGang)
+	gangAll     bool   // solve's candidates must hold the whole gang (holdsGang)
 	gangOut     bool   // one did not, though it held the primary set
 	gangFree    int    // the fewest free GPUs such a host needs (gangWholeFree)
 	gangCut     bool   // a domain or host had fewer
