@@ -72,7 +72,10 @@
 //     (GangHostTooSmall: it never fits); domains and hosts with fewer free
 //     GPUs than it needs at least are skipped from their free counts
 //     (GangHost when that leaves none). Only hosts where every search fails
-//     are skipped: no placement changes.
+//     are skipped: no placement changes. Under BestFit and FirstFit the
+//     host scan stops at a host no later one can come before, and scans on
+//     only if it does not hold the gang. A gang of several sets required in
+//     a domain is tried only in domains whose free GPUs and milli hold it.
 //
 // Whatever the search, the choice at each step is deterministic: the same
 // State and Request give the same Plan. One-pod requests at a root with more
