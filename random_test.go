@@ -139,7 +139,7 @@ func (l *loop) spec() blink.JobSpec {
 		set := placement.PodSet{Pods: int32(1 + r.IntN(4))}
 		switch r.IntN(5) {
 		case 0:
-			set.GPUs, set.Milli = 1, 500
+			set.GPUs, set.Milli = 1, []int32{300, 500, 500, 700}[r.IntN(4)]
 		default:
 			set.GPUs = []int32{1, 2, 4, 4}[r.IntN(4)]
 		}
@@ -151,11 +151,15 @@ func (l *loop) spec() blink.JobSpec {
 			s.MinPods[i] = int32(1 + r.IntN(int(s.Sets[i].Pods)))
 		}
 	}
-	switch r.IntN(4) {
+	switch r.IntN(5) {
 	case 0:
 		s.Required = 2 // rack
 	case 1:
 		s.Required = 1 // su
+	case 2:
+		if r.IntN(2) == 0 {
+			s.Required = l.h.tree.HostLevel() // one host: gangs of several sets that no host holds never fit
+		}
 	}
 	s.Priority = int32(r.IntN(4))
 	s.Preemptible = r.IntN(2) == 0
