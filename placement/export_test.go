@@ -4,6 +4,6 @@ package placement
 // answers with the general path's.
 func (v *Solver) SetNoOnePod(off bool) { v.noOne = off }
 
-// SetNoGangBound turns hostHoldsGang (gang_host.go) off, for tests that
+// SetNoGangBound turns the gang bounds (gang_host.go) off, for tests that
 // compare answers with and without it.
 func (v *Solver) SetNoGangBound(off bool) { v.noGang = off }

@@ -13,9 +13,11 @@ import (
 // beforehand the hosts no layout of the whole gang fits, by conditions
 // every layout meets: the whole GPUs, CPU and memory of all sets together,
 // and a bin-packing bound on the fractions (fracBound); domHoldsGang the
-// domains whose free GPUs and milli fall short. It only ever refuses hosts where every
-// search fails, so no answer changes; a gang too large for every host is
-// refused in one pass over the hosts instead of two searches on each.
+// domains whose free GPUs and milli fall short. They only ever refuse
+// nodes where every search fails, so no answer changes; a gang too large
+// for every host is refused before any scan (gangHostGPUs), and one that
+// needs more free GPUs than most hosts have skips them from their counts
+// (gangWholeFree).
 
 // holdsGang reports whether node (L, i) may hold every pod set of the
 // request together (false: it cannot).
@@ -287,8 +289,9 @@ func (v *Solver) mostFree() int {
 
 // gangHostGPUs is, for a gang of several pod sets required on one host,
 // the fewest GPUs a host needs to hold it when all of them are free, as
-// far as the bounds tell (its whole GPUs, then fracBound on free GPUs). A gang needing more than the largest acceptable
-// host never fits, however the cluster frees up.
+// far as the bounds tell (its whole GPUs, then fracBound on free GPUs). A
+// gang needing more than the largest acceptable host never fits, however
+// the cluster frees up.
 func (v *Solver) gangHostGPUs() int64 {
 	if v.noGang {
 		return 0

@@ -113,7 +113,8 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 		if d, ok, _ := v.tryRequired(cs[len(cs)-1:]); ok {
 			return d, true
 		}
-		v.setCurrent(v.primary()) // as the first scan had it
+		v.reset() // the attempt's overlays are not the State's
+		v.setCurrent(v.primary())
 		cs, free = v.requiredCands(sl, need, false)
 	}
 	d, ok, most := v.tryRequired(cs)

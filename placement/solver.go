@@ -108,7 +108,7 @@ type Solver struct {
 	relPlaced bool             // wholeEntries wrote the overlays to v.ov's backing array too: the first install writes only their indexes
 	legacy    bool             // tests only: the general paths, without plainCap and the shortcuts that skip work
 	noOne     bool             // tests only: no placeOne (one.go), the rest as usual
-	noGang    bool             // tests only: no hostHoldsGang (gang_host.go)
+	noGang    bool             // tests only: no gang bounds (gang_host.go)
 	reason    Reason
 
 	maxByModel []int
