@@ -113,10 +113,11 @@ func (s *State) manyHosts(d *Delta) bool {
 	return false
 }
 
-// gangApart: the Delta adds one job, holding no nomination, whose pods are
-// on distinct hosts (podsApart): it is checked before its first write, and
-// runs without the journal that needsJournal asks for every job of several
-// pods. Not inlined, so that Apply's common path stays small.
+// gangApart: the Delta adds one job whose pods are on distinct hosts
+// (podsApart): it is checked before its first write, and runs without the
+// journal that needsJournal asks for every job of several pods. A job that
+// holds a nomination is checked with it in place (its own GPUs are its to
+// take), then releases it: no step after the first write can fail. Not inlined, so that Apply's common path stays small.
 //
 //go:noinline
 func (s *State) gangApart(d *Delta) bool {
@@ -124,7 +125,7 @@ func (s *State) gangApart(d *Delta) bool {
 		return false
 	}
 	op := &d.Ops[0]
-	return op.Kind == OpAddJob && len(op.Pods) > 1 && s.jobs[op.Job].nom < 0 && s.podsApart(op.Pods)
+	return op.Kind == OpAddJob && len(op.Pods) > 1 && s.podsApart(op.Pods)
 }
 
 // needsJournal: an operation that may fail after its first write, or any
@@ -136,7 +137,7 @@ func (s *State) needsJournal(d *Delta) bool {
 	op := &d.Ops[0]
 	switch op.Kind {
 	case OpAddJob:
-		return len(op.Pods) > 1 || s.jobs[op.Job].nom >= 0
+		return len(op.Pods) > 1
 	case OpMoveJob, OpReplacePods:
 		return true
 	}
