@@ -61,6 +61,7 @@ func TestGangHostSameAnswer(t *testing.T) {
 				cut++
 				require.Contains(t, []placement.ReasonCode{placement.GangSets, placement.RequiredLevel}, whyS.Code, where)
 				require.Positive(t, whyF.Need, where)
+				require.Contains(t, whyF.Format(tree), "no host holds the pod sets together", where)
 				continue
 			}
 			require.Equal(t, whyS, whyF, where)
