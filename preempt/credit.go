@@ -67,6 +67,7 @@ type creditScratch struct {
 // begin readies the scratch for a domain, over n job ids.
 func (x *creditScratch) begin(n int) {
 	if len(x.stamp) < n {
+		n += n / 4 // room for the job table to grow
 		x.stamp, x.at, x.epoch = make([]uint32, n), make([]int32, n), 0
 	}
 	x.epoch++

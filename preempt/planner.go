@@ -351,8 +351,8 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 		p.mode, p.leafLevel = rootMode, 0
 	}
 
-	n := int(s.JobIDBound())
-	if len(p.candEp) < n {
+	if n := int(s.JobIDBound()); len(p.candEp) < n {
+		n += n / 4 // room for the job table to grow, not a copy for every new job id
 		p.candEp = make([]uint32, n)
 		p.candIdx = make([]int32, n)
 		p.markEp = make([]uint32, n)
