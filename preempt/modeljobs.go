@@ -122,10 +122,11 @@ func (p *Planner) scanCands(mode int) {
 // where each job's pods start. The State keeps job records in id order, and
 // a job's pods together in the order jobs arrived: a walk of every job
 // streams through both, which the hardware prefetches, while a walk of some
-// jobs skips about and waits for memory at each. When the candidates hold many of the pods (all,
-// at least a quarter), walking every job and keeping the candidates' pods is
-// faster (a million GPUs, 40% of the pods: 2.7 ms against 5.7); on a State
-// whose churn has scattered its pods it reads at most 4 times as many.
+// jobs skips about and waits for memory at each. When the candidates hold
+// many of the pods (all, at least a quarter), walking every job and keeping
+// the candidates' pods is faster (a million GPUs, 40% of the pods: 2.7 ms
+// against 5.7); on a State whose churn has scattered its pods it reads at
+// most 4 times as many.
 func (p *Planner) fetchPods(all bool, npods int) {
 	s, jobs := p.s, p.scanJobs
 	pods := slices.Grow(p.podBuf[:0], npods) // room once, not growth by copies

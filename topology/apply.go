@@ -117,7 +117,8 @@ func (s *State) manyHosts(d *Delta) bool {
 // (podsApart): it is checked before its first write, and runs without the
 // journal that needsJournal asks for every job of several pods. A job that
 // holds a nomination is checked with it in place (its own GPUs are its to
-// take), then releases it: no step after the first write can fail. Not inlined, so that Apply's common path stays small.
+// take), then releases it: no step after the first write can fail. Not
+// inlined, so that Apply's common path stays small.
 //
 //go:noinline
 func (s *State) gangApart(d *Delta) bool {
