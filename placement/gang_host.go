@@ -19,6 +19,31 @@ import (
 // needs more free GPUs than most hosts have skips them from their counts
 // (gangWholeFree).
 
+// gangTotals is what a gang's pod sets ask for together.
+type gangTotals struct {
+	whole, milli int64 // whole GPUs; milli of the fractional pods
+	cpu, mem     int64
+	fracs        int64 // fractional pods
+}
+
+// totals sums the request's pod sets.
+func (v *Solver) totals() gangTotals {
+	var g gangTotals
+	for i := range v.r.Sets {
+		set := &v.r.Sets[i]
+		n := int64(set.Pods)
+		if set.Milli > 0 {
+			g.milli += n * int64(set.Milli)
+			g.fracs += n
+		} else {
+			g.whole += n * int64(set.GPUs)
+		}
+		g.cpu += n * int64(set.CPUMilli)
+		g.mem += n * int64(set.MemoryMiB)
+	}
+	return g
+}
+
 // holdsGang reports whether node (L, i) may hold every pod set of the
 // request together (false: it cannot).
 func (v *Solver) holdsGang(L topology.Level, i int32) bool {
@@ -37,20 +62,12 @@ func (v *Solver) domHoldsGang(d topology.DomainID) bool {
 	if !v.extra.Empty() || len(v.rel) != 0 {
 		return true
 	}
-	var whole, milli int64
-	for i := range v.r.Sets {
-		set := &v.r.Sets[i]
-		if set.Milli == 0 {
-			whole += int64(set.Pods) * int64(set.GPUs)
-		} else {
-			milli += int64(set.Pods) * int64(set.Milli)
-		}
-	}
+	g := &v.gang
 	free, shared := v.domFree(d), v.s.SharedMilli(d)
 	if v.rx != nil {
 		shared -= v.rx.dshare[d]
 	}
-	return whole <= free && milli <= (free-whole)*topology.FullGPU+shared
+	return g.whole <= free && g.milli <= (free-g.whole)*topology.FullGPU+shared
 }
 
 // hostHoldsGang reports whether host h may hold every pod set of the
@@ -65,22 +82,11 @@ func (v *Solver) hostHoldsGang(h topology.HostID) bool {
 	} else {
 		mask, cpu, mem = v.baseMask(h), v.s.HostCPU(h), v.s.HostMemory(h)
 	}
-	var whole, cpuNeed, memNeed int64
-	frac := false
-	for i := range v.r.Sets {
-		set := &v.r.Sets[i]
-		n := int64(set.Pods)
-		if set.Milli == 0 {
-			whole += n * int64(set.GPUs)
-		}
-		frac = frac || set.Milli > 0
-		cpuNeed += n * int64(set.CPUMilli)
-		memNeed += n * int64(set.MemoryMiB)
-	}
-	if whole > int64(bits.OnesCount64(mask)) || cpuNeed > int64(cpu) || memNeed > int64(mem) {
+	g := &v.gang
+	if g.whole > int64(bits.OnesCount64(mask)) || g.cpu > int64(cpu) || g.mem > int64(mem) {
 		return false
 	}
-	if !frac {
+	if g.fracs == 0 {
 		return true
 	}
 	if o >= 0 {
@@ -89,7 +95,7 @@ func (v *Solver) hostHoldsGang(h topology.HostID) bool {
 		v.baseMilli(h, mask, &ms)
 	}
 	var buf [topology.MaxHostGPUs]uint16
-	return fracBound(hostBins(&ms, mask, v.t.HostGPUCount(h), whole, &buf), v.r.Sets)
+	return fracBound(hostBins(&ms, mask, v.t.HostGPUCount(h), g.whole, &buf), v.r.Sets)
 }
 
 // hostBins is the free milli of a host's n GPUs that fractions may use once
@@ -214,12 +220,7 @@ func (v *Solver) gangWholeFree() int {
 	if !v.extra.Empty() || len(v.rel) != 0 || v.s.HasJob(v.r.Job) {
 		return 0
 	}
-	var whole int64
-	for i := range v.r.Sets {
-		if set := &v.r.Sets[i]; set.Milli == 0 {
-			whole += int64(set.Pods) * int64(set.GPUs)
-		}
-	}
+	whole := v.gang.whole
 	var buf [topology.MaxHostGPUs]uint16
 	for k := int(whole); k <= v.maxGPUs; k++ {
 		b := buf[:v.maxGPUs-int(whole)]
@@ -296,22 +297,15 @@ func (v *Solver) gangHostGPUs() int64 {
 	if v.noGang {
 		return 0
 	}
-	var whole, fracs int64
-	for i := range v.r.Sets {
-		if set := &v.r.Sets[i]; set.Milli > 0 {
-			fracs += int64(set.Pods)
-		} else {
-			whole += int64(set.Pods) * int64(set.GPUs)
-		}
-	}
+	g := v.totals()
 	var buf [topology.MaxHostGPUs]uint16
-	n := min(fracs, topology.MaxHostGPUs+1) // a GPU per fraction always packs
+	n := min(g.fracs, topology.MaxHostGPUs+1) // a GPU per fraction always packs
 	for k := range min(n, topology.MaxHostGPUs+1) {
 		if fracBound(fullBins(&buf, k), v.r.Sets) {
-			return whole + k
+			return g.whole + k
 		}
 	}
-	return whole + n
+	return g.whole + n
 }
 
 // fullBins is n free GPUs (n ≤ MaxHostGPUs).

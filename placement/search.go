@@ -143,6 +143,9 @@ func (v *Solver) requiredCands(sl topology.Level, need int64, stop bool) (cs []c
 	r := v.r
 	v.seen, v.seenBelow, v.stop = 0, 0, false
 	v.gangAll = len(r.Sets) > 1 && !v.noGang
+	if v.gangAll {
+		v.gang = v.totals()
+	}
 	host := v.gangAll && r.Required == v.hl
 	v.gangOut, v.gangCut, v.gangStop, v.gangStopped = false, false, stop && host, false
 	if host {

@@ -51,20 +51,21 @@ type Solver struct {
 	tracked     bool // the overlay holds every pod of the current set (see track)
 	stack       [][]cand
 	depth       int
-	cands       []cand // placeSet's candidates
-	reqCands    []cand // solve's candidates at the required level
-	seen        int64  // largest capacity seen by candidates
-	seenBelow   int64  // the largest of those below the pods needed
-	stop        bool   // candidates found one no later node can beat
-	gangAll     bool   // solve's candidates must hold the whole gang (holdsGang)
-	gangOut     bool   // one did not, though it held the primary set
-	gangFree    int    // the fewest free GPUs such a host needs (gangWholeFree)
-	gangCut     bool   // a domain or host had fewer
-	gangStop    bool   // the scan may stop at a host none can come before (gangFirst)
-	gangStopped bool   // it did
-	got         int64  // pods placed of the set that failed
-	last        bool   // the current set is the last placed: it needs no overlay
-	order       []int  // pod sets in placement order (setOrder)
+	cands       []cand     // placeSet's candidates
+	reqCands    []cand     // solve's candidates at the required level
+	seen        int64      // largest capacity seen by candidates
+	seenBelow   int64      // the largest of those below the pods needed
+	stop        bool       // candidates found one no later node can beat
+	gangAll     bool       // solve's candidates must hold the whole gang (holdsGang)
+	gang        gangTotals // what its sets ask for together
+	gangOut     bool       // one did not, though it held the primary set
+	gangFree    int        // the fewest free GPUs such a host needs (gangWholeFree)
+	gangCut     bool       // a domain or host had fewer
+	gangStop    bool       // the scan may stop at a host none can come before (gangFirst)
+	gangStopped bool       // it did
+	got         int64      // pods placed of the set that failed
+	last        bool       // the current set is the last placed: it needs no overlay
+	order       []int      // pod sets in placement order (setOrder)
 	order2      []int
 	offs        []int // first rank of each pod set
 	ex          exSearch
