@@ -223,14 +223,7 @@ func (v *Solver) gangWholeFree() int {
 	whole := v.gang.whole
 	var buf [topology.MaxHostGPUs]uint16
 	for k := int(whole); k <= v.maxGPUs; k++ {
-		b := buf[:v.maxGPUs-int(whole)]
-		for i := range b {
-			b[i] = topology.FullGPU - 1
-			if i >= v.maxGPUs-k {
-				b[i] = topology.FullGPU
-			}
-		}
-		if fracBound(b, v.r.Sets) {
+		if fracBound(freeBins(&buf, v.maxGPUs-k, k-int(whole)), v.r.Sets) {
 			return k
 		}
 	}
@@ -301,18 +294,22 @@ func (v *Solver) gangHostGPUs() int64 {
 	var buf [topology.MaxHostGPUs]uint16
 	n := min(g.fracs, topology.MaxHostGPUs+1) // a GPU per fraction always packs
 	for k := range min(n, topology.MaxHostGPUs+1) {
-		if fracBound(fullBins(&buf, k), v.r.Sets) {
+		if fracBound(freeBins(&buf, 0, int(k)), v.r.Sets) {
 			return g.whole + k
 		}
 	}
 	return g.whole + n
 }
 
-// fullBins is n free GPUs (n ≤ MaxHostGPUs).
-func fullBins(buf *[topology.MaxHostGPUs]uint16, n int64) []uint16 {
-	b := buf[:n]
+// freeBins is the free milli of partly used GPUs with 999 milli free, then
+// of full ones free, sorted ascending (partly+full ≤ MaxHostGPUs).
+func freeBins(buf *[topology.MaxHostGPUs]uint16, partly, full int) []uint16 {
+	b := buf[:partly+full]
 	for i := range b {
-		b[i] = topology.FullGPU
+		b[i] = topology.FullGPU - 1
+		if i >= partly {
+			b[i] = topology.FullGPU
+		}
 	}
 	return b
 }
