@@ -307,7 +307,7 @@ func (e *Engine) placeIn(r *placement.Request, scope topology.DomainID, plan *pl
 // noFit turns placement's reason into the engine's: shapes that no healthy
 // host could ever take never fit.
 func (e *Engine) noFit(why placement.Reason) Reason {
-	if why.Code == placement.NoModel || why.Code == placement.HostTooSmall || why.Code == placement.GangHostTooSmall {
+	if why.Code.Permanent() {
 		return Reason{Code: NeverFits, Place: why}
 	}
 	return Reason{Code: NoFit, Place: why}

@@ -212,6 +212,45 @@ func TestLoopNeverFitsGangHost(t *testing.T) {
 	}
 }
 
+// TestLoopNeverFitsCPU: a pod asking for more CPU than any host has, or
+// more memory, never fits (the State stays as it was, no reservation); a
+// launcher and worker on one host whose CPU together exceed a host's never
+// fit either, and a job that fits beside them binds.
+func TestLoopNeverFitsCPU(t *testing.T) {
+	sh := racks(2, 2, 4)
+	sh.CPUMilli, sh.MemoryMiB = 64000, 262144
+	h := newHarness(t, sh, blink.Config{})
+	one := func(cpu, mem int32) blink.JobSpec {
+		return blink.JobSpec{Required: topology.NoLevel, Preferred: topology.NoLevel,
+			Sets: []placement.PodSet{{Pods: 1, GPUs: 1, CPUMilli: cpu, MemoryMiB: mem}}}
+	}
+	cpu := h.submit(0, one(1000000, 0))
+	mem := h.submit(0, one(1000, 300000))
+	pair := h.submit(0, blink.JobSpec{Required: h.tree.HostLevel(), Preferred: topology.NoLevel,
+		Sets: []placement.PodSet{{Pods: 1, CPUMilli: 4000}, {Pods: 2, GPUs: 1, CPUMilli: 32000}}})
+	fits := h.submit(0, one(64000, 262144))
+	d := h.cycle(0)
+	for _, c := range []struct {
+		id   blink.JobID
+		want string
+	}{
+		{cpu, "never fits: pod set 0: a pod needs 1000000 milli-cores of CPU, the most an acceptable host with GPUs enough has is 64000"},
+		{mem, "never fits: pod set 0: a pod needs 300000 MiB of memory, the most an acceptable host with GPUs and CPU enough has is 262144"},
+		{pair, "never fits: the pod sets together need, on one host, 68000 milli-cores of CPU, the most an acceptable host with GPUs enough has is 64000"},
+	} {
+		r, _ := reasonOf(d, c.id)
+		if r.Code != blink.NeverFits || r.Format(h.tree) != c.want {
+			t.Errorf("job %v: %q, want %q", c.id, r.Format(h.tree), c.want)
+		}
+	}
+	if ids := bindIDs(d); len(ids) != 1 || ids[0] != fits {
+		t.Fatalf("binds %v, want %v", ids, fits)
+	}
+	if h.e.State().NumNominations() != 0 {
+		t.Fatal("a job that never fits got a reservation")
+	}
+}
+
 // TestHugeTimes: a run time or a timeout as long as an int64 holds means
 // never — it does not wrap around to a time in the past: a job that runs
 // "forever" stays out of a reservation, a reservation and a bind with such

@@ -76,6 +76,11 @@
 //     host scan stops at a host no later one can come before, and scans on
 //     only if it does not hold the gang. A gang of several sets required in
 //     a domain is tried only in domains whose free GPUs and milli hold it.
+//   - A pod that no host of an acceptable model could hold however free —
+//     its GPUs, CPU and memory together (each model's host sizes are listed
+//     once per tree) — is refused before any search: HostTooSmall,
+//     HostCPUTooSmall or HostMemoryTooSmall (Set -1 for a gang's sets
+//     together on one host). ReasonCode.Permanent tells these apart.
 //
 // Whatever the search, the choice at each step is deterministic: the same
 // State and Request give the same Plan. One-pod requests at a root with more

@@ -60,11 +60,15 @@ func (v *Solver) consider(L topology.Level, i int32, need int64, buf []cand) []c
 	return append(buf, cand{idx: i, cap: c, free: free, host: L == v.hl})
 }
 
-// unbeatable: with one pod set (so a node that fits is sure to hold the gang),
-// no node later in index order can be preferred to this one — FirstFit takes
-// the first; BestFit cannot go below capacity need with the fewest free GPUs
-// that capacity allows.
+// unbeatable: with one pod set (so a node that fits is sure to hold the
+// gang), no node later in index order can be preferred to this one —
+// FirstFit takes the first; BestFit cannot go below capacity need with the
+// fewest free GPUs that capacity allows. Any node is when the search is for
+// one (v.anyOne).
 func (v *Solver) unbeatable(c, free, need int64) bool {
+	if v.anyOne {
+		return true
+	}
 	if len(v.r.Sets) != 1 || !v.exact || v.sliceS > 1 {
 		return false
 	}

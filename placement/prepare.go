@@ -3,7 +3,7 @@ package placement
 import "github.com/blinksched/blink/topology"
 
 // Prepare sizes the Solver's per-host scratch for tree t (12 bytes a host),
-// finds its largest host per model and whether its hosts all have as many
+// finds its largest host and host sizes per model and whether its hosts all have as many
 // GPUs (scans of the hosts) now, rather than in the first Place on a State
 // of t: call it where the first decision must not pay for it, such as an
 // engine cloned for what-if planning. Calling it again for the same tree
@@ -19,13 +19,6 @@ func (v *Solver) Prepare(t *topology.Tree) {
 	v.relIdx = make([]int32, t.NumHosts())
 	v.epoch = 0
 	v.anyModel = false // modelOK belongs to the old tree: setModels must rebuild it
-	v.maxByModel = make([]int, t.NumModels())
-	for i := range v.maxByModel {
-		v.maxByModel[i] = -1
-	}
-	for h := range topology.HostID(t.NumHosts()) {
-		m := t.HostModel(h)
-		v.maxByModel[m] = max(v.maxByModel[m], t.HostGPUCount(h))
-	}
+	v.buildKinds(t)
 	v.uniGPUs = t.UniformHostGPUs()
 }

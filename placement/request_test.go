@@ -151,6 +151,21 @@ func TestNoFit(t *testing.T) {
 		want:   placement.Reason{Code: placement.RequiredLevel, Level: rack, Have: 2, Need: 3},
 		format: "required rack: the largest rack fits 2 of 3 pods",
 	}, {
+		name:   "required rack, a pod set that no rack holds alone",
+		req:    placement.Request{Required: rack, Sets: []placement.PodSet{{Pods: 2, GPUs: 8}, {Pods: 3, GPUs: 5}}},
+		want:   placement.Reason{Code: placement.RequiredLevel, Level: rack, Set: 1, Have: 2, Need: 3},
+		format: "required rack: the largest rack fits 2 of 3 pods of pod set 1",
+	}, {
+		name:   "more CPU than any host",
+		req:    placement.Request{Sets: []placement.PodSet{{Pods: 1, GPUs: 1, CPUMilli: 5000}}},
+		want:   placement.Reason{Code: placement.HostCPUTooSmall, Have: 4000, Need: 5000},
+		format: "pod set 0: a pod needs 5000 milli-cores of CPU, the most an acceptable host with GPUs enough has is 4000",
+	}, {
+		name:   "more memory than any host of the acceptable model",
+		req:    placement.Request{Models: []int{modelB}, Sets: []placement.PodSet{{Pods: 1, GPUs: 4, MemoryMiB: 70000}}},
+		want:   placement.Reason{Code: placement.HostMemoryTooSmall, Have: 65536, Need: 70000},
+		format: "pod set 0: a pod needs 70000 MiB of memory, the most an acceptable host with GPUs and CPU enough has is 65536",
+	}, {
 		name: "slices",
 		// each A rack holds 4 such pods: 8 in all, but no slice of 6
 		req:    placement.Request{Sets: []placement.PodSet{{Pods: 6, GPUs: 4, SliceSize: 6, SliceLevel: rack}}, Models: []int{modelA}},

@@ -20,13 +20,22 @@ func (v *Solver) rejectFast() bool {
 			v.reason = Reason{Code: HostTooSmall, Set: si, Have: int64(v.maxGPUs), Need: int64(set.GPUs)}
 			return false
 		}
+		if (set.CPUMilli > 0 || set.MemoryMiB > 0) &&
+			v.tooSmall(si, hostKind{gpus: int(set.GPUs), cpu: set.CPUMilli, mem: set.MemoryMiB}) {
+			return false
+		}
 		if set.Milli == 0 {
 			need += int64(set.Pods) * int64(set.GPUs)
 		}
 	}
 	if v.r.Required == v.hl && len(v.r.Sets) > 1 {
-		if n := v.gangHostGPUs(); n > int64(v.maxGPUs) {
+		n := v.gangHostGPUs()
+		if n > int64(v.maxGPUs) {
 			v.reason = Reason{Code: GangHostTooSmall, Have: int64(v.maxGPUs), Need: n}
+			return false
+		}
+		if g := v.totals(); (g.cpu > 0 || g.mem > 0) && !v.noGang &&
+			v.tooSmall(-1, hostKind{gpus: int(n), cpu: clamp32(g.cpu), mem: clamp32(g.mem)}) {
 			return false
 		}
 	}
@@ -123,7 +132,7 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 	}
 	switch {
 	case (len(cs) > 0 || v.gangOut) && len(r.Sets) > 1:
-		v.reason = Reason{Code: GangSets}
+		v.reason = v.gangSetsReason(sl)
 	case v.gangCut:
 		v.reason = Reason{Code: GangHost, Have: int64(v.mostFree()), Need: int64(free)}
 	case len(cs) > 0:
@@ -132,6 +141,30 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 		v.reason = Reason{Code: RequiredLevel, Level: r.Required, Set: v.si, Have: v.seen, Need: need}
 	}
 	return 0, false
+}
+
+// gangSetsReason explains a gang of several pod sets whose primary set has
+// domains of the required level that may hold it, but none that holds the
+// gang: the first other set no such domain may hold alone (RequiredLevel;
+// Have: the most pods of it a domain seen may hold), else GangSets.
+func (v *Solver) gangSetsReason(sl topology.Level) Reason {
+	why, p := Reason{Code: GangSets}, v.primary()
+	v.anyOne = true // a set that has one candidate may fit alone
+	for si := range v.r.Sets {
+		if si == p {
+			continue
+		}
+		v.setCurrent(si)
+		need := int64(v.set.Pods)
+		v.seen, v.seenBelow, v.stop = 0, 0, false
+		v.cands = v.candidates(sl, int32(v.scope), v.r.Required, need, v.cands[:0])
+		if len(v.cands) == 0 {
+			why = Reason{Code: RequiredLevel, Level: v.r.Required, Set: si, Have: v.seen, Need: need}
+			break
+		}
+	}
+	v.anyOne = false
+	return why
 }
 
 // requiredCands lists solve's candidates at the required level: the nodes

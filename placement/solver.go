@@ -110,9 +110,11 @@ type Solver struct {
 	legacy    bool             // tests only: the general paths, without plainCap and the shortcuts that skip work
 	noOne     bool             // tests only: no placeOne (one.go), the rest as usual
 	noGang    bool             // tests only: no gang bounds (gang_host.go)
+	anyOne    bool             // candidates stop at the first (gangSetsReason)
 	reason    Reason
 
-	maxByModel []int
+	maxByModel []int        // per model, its largest host's GPUs (-1: none)
+	kinds      [][]hostKind // per model, its host sizes (host_kinds.go)
 
 	// the profile's capacity-loss rule (profile.go)
 	prof    *profile

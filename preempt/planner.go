@@ -247,7 +247,7 @@ func (p *Planner) Plan(s *topology.State, r *placement.Request, ready, expiry in
 		out.Bound, out.Exact, out.Scope = out.Cost, true, out.Plan.Domain
 		return true, Reason{}, nil
 	}
-	if why.Code == placement.NoModel || why.Code == placement.HostTooSmall || why.Code == placement.GangHostTooSmall {
+	if why.Code.Permanent() {
 		return false, Reason{Code: Unplaceable, Host: -1, Request: r.Priority, Place: why}, nil
 	}
 	for attempt := 0; ; attempt++ {
