@@ -22,7 +22,14 @@
 // experiment that changes the engine's order (which job gets which GPUs):
 // with -small, the same jobs bind, so the difference to the submitted order
 // is what interleaving shapes costs. -time N runs the cycle on N clones
-// (no callgrind) and prints its wall time, fastest and median.
+// (no callgrind) and prints its wall time, fastest and median; with
+// -cpuprofile FILE it writes a CPU profile of that loop (clones and all:
+// focus on the cycle), for the first cycle alone, which BenchmarkCycle's
+// -cpuprofile cannot give (-bench 'Cycle/gpus=1M/pending=10k$' runs the
+// spares=rack and cycle=2 variants too, their names nest under it):
+//
+//	/tmp/cycleprobe -time 100 -cpuprofile /tmp/cycle.prof
+//	go tool pprof -top -cum -focus='Engine..Cycle$' /tmp/cycleprobe /tmp/cycle.prof
 //
 // -preempt shape counts instead one preempt.Planner.Plan of BenchmarkPreempt's
 // gpus200k request on shape (nvl72 or hgx) at 1M GPUs, after a warm-up Plan
@@ -38,6 +45,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -55,6 +63,7 @@ func main() {
 	second := flag.Bool("second", false, "run the first cycle in any case; -cycle runs the second")
 	sorted := flag.Bool("sorted", false, "submit the queue grouped by pod shape within each priority")
 	runs := flag.Int("time", 0, "time the cycle on this many clones instead")
+	prof := flag.String("cpuprofile", "", "with -time, write a CPU profile of its loop to this file")
 	shape := flag.String("preempt", "", "count one gpus200k preemption Plan on this shape instead")
 	flag.Parse()
 	if *shape != "" {
@@ -75,7 +84,10 @@ func main() {
 		now++
 	}
 	if *runs > 0 {
-		timeCycles(e, now, *runs)
+		if err := timeCycles(e, now, *runs, *prof); err != nil {
+			fmt.Fprintln(os.Stderr, "cycleprobe:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	if *cycle {
@@ -142,8 +154,20 @@ func fixture(small, sorted, spares bool) (*blink.Engine, error) {
 }
 
 // timeCycles runs the cycle at now on n clones of e, garbage collected
-// before each, and prints the fastest and median wall time.
-func timeCycles(e *blink.Engine, now int64, n int) {
+// before each, and prints the fastest and median wall time; with prof not
+// empty, it writes a CPU profile of the loop to it.
+func timeCycles(e *blink.Engine, now int64, n int, prof string) error {
+	if prof != "" {
+		f, err := os.Create(prof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var took []time.Duration
 	var d blink.Decisions
 	for range n {
@@ -156,4 +180,5 @@ func timeCycles(e *blink.Engine, now int64, n int) {
 	slices.Sort(took)
 	fmt.Printf("%d binds, %d waiting: fastest %v, median %v of %d cycles\n",
 		len(d.Binds), len(d.Pending), took[0], took[n/2], n)
+	return nil
 }
