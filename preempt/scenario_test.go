@@ -240,3 +240,45 @@ func scenarios() []*scenario {
 	}
 	return out
 }
+
+// TestUnplaceable: a request no host could hold however free — more GPUs,
+// CPU or memory per pod than any host has — is answered Unplaceable with
+// placement's reason, before any eviction is considered, on a full cluster
+// of preemptible jobs.
+func TestUnplaceable(t *testing.T) {
+	hosts := hostsOf("h", 4, 8, "r0")
+	for i := range hosts {
+		hosts[i].CPUMilli, hosts[i].MemoryMiB = 64000, 262144
+	}
+	tree, err := topology.BuildHosts([]string{"rack"}, hosts)
+	require.NoError(t, err)
+	s := topology.NewState(tree)
+	for h := range topology.HostID(4) {
+		require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(topology.JobID(h),
+			topology.Job{Priority: 1, Preemptible: true, Required: topology.NoLevel, Preferred: topology.NoLevel},
+			topology.Pod{Host: h, GPUs: gpus(0, 8), CPUMilli: 1000})}}))
+	}
+	var p preempt.Planner
+	var res preempt.Result
+	for _, c := range []struct {
+		set  placement.PodSet
+		code placement.ReasonCode
+		text string
+	}{
+		{placement.PodSet{Pods: 1, GPUs: 9}, placement.HostTooSmall, "pod set 0: a pod needs 9 GPUs, the largest acceptable host has 8"},
+		{placement.PodSet{Pods: 1, GPUs: 1, CPUMilli: 100000}, placement.HostCPUTooSmall,
+			"pod set 0: a pod needs 100000 milli-cores of CPU, the most an acceptable host with GPUs enough has is 64000"},
+		{placement.PodSet{Pods: 2, GPUs: 4, MemoryMiB: 300000}, placement.HostMemoryTooSmall,
+			"pod set 0: a pod needs 300000 MiB of memory, the most an acceptable host with GPUs and CPU enough has is 262144"},
+	} {
+		r := placement.Request{Job: 10, Priority: 5, Required: topology.NoLevel, Preferred: topology.NoLevel,
+			Sets: []placement.PodSet{c.set}}
+		ok, why, err := p.Plan(s, &r, 0, 1000, &res)
+		require.NoError(t, err)
+		require.False(t, ok)
+		require.Equal(t, preempt.Unplaceable, why.Code, "%+v", c.set)
+		require.Equal(t, c.code, why.Place.Code)
+		require.Equal(t, c.text, why.Format(tree))
+		require.NoError(t, s.Check())
+	}
+}
