@@ -172,6 +172,14 @@ func TestNoFit(t *testing.T) {
 		want:   placement.Reason{Code: placement.SliceLevel, Level: rack, Have: 0, Need: 6},
 		format: "pod set 0: slices of rack fit 0 of 6 pods",
 	}, {
+		// set 1 fails first, beside set 0, but fits alone; set 2 does not
+		name: "a pod set that does not fit alone, after one that does",
+		load: busyB,
+		req: placement.Request{Sets: []placement.PodSet{{Pods: 4, GPUs: 5}, {Pods: 1, GPUs: 4},
+			{Pods: 7, CPUMilli: 4000}}},
+		want:   placement.Reason{Code: placement.NotEnoughHosts, Set: 2, Have: 6, Need: 7},
+		format: "pod set 2: hosts can take 6 of 7 pods",
+	}, {
 		name:   "pod sets together",
 		req:    placement.Request{Models: []int{modelB}, Sets: []placement.PodSet{{Pods: 2, GPUs: 1, CPUMilli: 4000}, {Pods: 1, GPUs: 1, CPUMilli: 1}}},
 		want:   placement.Reason{Code: placement.GangSets},

@@ -102,10 +102,10 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 			return d, true
 		}
 		si, got := v.si, v.got
-		if len(r.Sets) > 1 && v.setFitsAlone(si) {
-			v.reason = Reason{Code: GangSets}
-		} else {
+		if len(r.Sets) == 1 {
 			v.failReason(si, got)
+		} else {
+			v.gangReason(si)
 		}
 		return 0, false
 	}
@@ -333,12 +333,31 @@ func (v *Solver) inputOrder() []int {
 	return v.order2
 }
 
-// setFitsAlone reports whether pod set si fits the cluster on its own.
-func (v *Solver) setFitsAlone(si int) bool {
+// gangReason explains a gang of several pod sets that failed in the scope,
+// pod set si first: the first set, si then the others in input order, that
+// does not fit the scope on its own (failReason), else GangSets.
+func (v *Solver) gangReason(si int) {
+	for k := -1; k < len(v.r.Sets); k++ {
+		sj := si
+		if k >= 0 {
+			if sj = k; sj == si {
+				continue
+			}
+		}
+		if got := v.placeAlone(sj); got < int64(v.r.Sets[sj].Pods) {
+			v.failReason(sj, got)
+			return
+		}
+	}
+	v.reason = Reason{Code: GangSets}
+}
+
+// placeAlone is how many pods of set si the scope takes on its own.
+func (v *Solver) placeAlone(si int) int64 {
 	v.reset()
 	v.setCurrent(si)
 	v.pos, v.start, v.last = 0, 0, true
-	return v.placeSet(v.t.DomainLevel(v.scope), int32(v.scope)) == int64(v.set.Pods)
+	return v.placeSet(v.t.DomainLevel(v.scope), int32(v.scope))
 }
 
 // placeSet places the current set inside node (l, i), honouring the
