@@ -70,18 +70,22 @@ func (v *Solver) hostCap(h topology.HostID) int64 {
 	if v.plain && !v.legacy {
 		return v.plainCap(h)
 	}
-	if !v.hostOK(h) {
-		return 0
-	}
 	set := v.set
 	var mask uint64
 	var cpu, mem int32
 	o := v.ovAt(h)
 	if o >= 0 {
-		ov := &v.ov[o]
-		mask, cpu, mem = ov.mask, ov.cpu, ov.mem
+		cpu, mem = v.ov[o].cpu, v.ov[o].mem
 	} else {
-		mask, cpu, mem = v.baseMask(h), v.s.HostCPU(h), v.s.HostMemory(h)
+		cpu, mem = v.s.HostCPU(h), v.s.HostMemory(h)
+	}
+	if cpu < set.CPUMilli || mem < set.MemoryMiB || !v.hostOK(h) { // CPU and memory first: scans of CPU-bound pods
+		return 0
+	}
+	if o >= 0 {
+		mask = v.ov[o].mask
+	} else {
+		mask = v.baseMask(h)
 	}
 	c := int64(inf)
 	switch {
