@@ -79,7 +79,8 @@ type loop struct {
 }
 
 func runLoop(t *testing.T, seed uint64, steps int, c loopConfig) loopResult {
-	sh := topology.Shape{Levels: []string{"su", "rack"}, FanOut: []int{2, 3, 4}, GPUsPerHost: 4}
+	sh := topology.Shape{Levels: []string{"su", "rack"}, FanOut: []int{2, 3, 4}, GPUsPerHost: 4,
+		CPUMilli: 16000, MemoryMiB: 65536}
 	cfg := blink.Config{BindTimeout: 20, EvictTimeout: 30, MoveTimeout: 40, ReservationTimeout: 100, MaxMoves: 2}
 	if c.spares {
 		cfg.Spares = []blink.SparePolicy{{Level: 2, Hosts: 1}}
@@ -142,6 +143,10 @@ func (l *loop) spec() blink.JobSpec {
 			set.GPUs, set.Milli = 1, []int32{300, 500, 500, 700}[r.IntN(4)]
 		default:
 			set.GPUs = []int32{1, 2, 4, 4}[r.IntN(4)]
+		}
+		if r.IntN(2) == 0 { // CPU and memory, now and then more than a host has (never fits)
+			set.CPUMilli = []int32{1000, 2000, 4000, 8000, 16000, 20000}[r.IntN(6)]
+			set.MemoryMiB = []int32{0, 4096, 16384, 65536, 70000}[r.IntN(5)]
 		}
 		s.Sets = append(s.Sets, set)
 	}
