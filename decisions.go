@@ -154,7 +154,9 @@ const (
 	// NoFit: the job does not fit now (Place says why); it may have been
 	// answered from an earlier job of the same shape this cycle.
 	NoFit ReasonCode = iota + 1
-	// NeverFits: the job is larger than any healthy domain it may use.
+	// NeverFits: the job is larger than any healthy domain it may use, or
+	// a pod of it larger than any host of an acceptable model (GPUs, CPU,
+	// memory; placement.ReasonCode.Permanent).
 	NeverFits
 	// Reserved: the job holds a reservation that is not ready yet.
 	Reserved
