@@ -9,8 +9,8 @@ import (
 
 // PlaceRequests names the placement requests of the benchmark grid, per shape.
 var PlaceRequests = map[string][]string{
-	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible", "fracsets", "fracpack", "fracfit", "racksets", "cpu1000"},
-	"hgx":   {"host8", "su256", "pod4096", "gpus200k", "frac500", "impossible", "cpu1000"},
+	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible", "fracsets", "fracpack", "fracfit", "racksets", "cpu1000", "fracpair"},
+	"hgx":   {"host8", "su256", "pod4096", "gpus200k", "frac500", "impossible", "cpu1000", "fracpair"},
 }
 
 // PlaceRequest returns the named request of the grid on tree t:
@@ -24,6 +24,8 @@ var PlaceRequests = map[string][]string{
 //	slice16of18    64 pods × 4 GPUs in slices of 16 pods per rack (4 racks)
 //	frac500        one pod of half a GPU
 //	impossible     one more whole-host pod than the cluster has hosts
+//	fracpair       a launcher of half a GPU and 3 workers of half a GPU,
+//	               required host: GPU-sharing pods that fit many hosts
 //	cpu1000        one GPU and 1,000 cores, more than any host has (a typo
 //	               a production scheduler sees): refused before any search
 //	fracsets       2 pods of 400 milli and 2 of 300 per GPU of a host,
@@ -69,6 +71,9 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 		return placement.Request{Sets: []placement.PodSet{{Pods: 1, GPUs: 1, Milli: 500}}}, nil
 	case "impossible":
 		return one(int32(t.NumHosts()+1), "", ""), nil
+	case "fracpair":
+		return placement.Request{Required: t.HostLevel(), Preferred: topology.NoLevel, Sets: []placement.PodSet{
+			{Pods: 1, GPUs: 1, Milli: 500}, {Pods: 3, GPUs: 1, Milli: 500}}}, nil
 	case "cpu1000":
 		return placement.Request{Sets: []placement.PodSet{{Pods: 1, GPUs: 1, CPUMilli: 1000000}}}, nil
 	case "fracsets":

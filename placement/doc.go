@@ -72,9 +72,13 @@
 //     (GangHostTooSmall: it never fits); domains and hosts with fewer free
 //     GPUs than it needs at least are skipped from their free counts
 //     (GangHost when that leaves none). Only hosts where every search fails
-//     are skipped: no placement changes. Under BestFit and FirstFit the
-//     host scan stops at a host no later one can come before, and scans on
-//     only if it does not hold the gang. A gang of several sets required in
+//     are skipped: no placement changes. Under BestFit hosts are scanned in
+//     passes by free GPUs, fewest first (BestFit's first key): a pass stops
+//     at a host with the least room for the primary set that a host holding
+//     the gang can have, and skips domains whose histograms and partly used
+//     GPUs show no host of the pass could hold it; FirstFit stops at the
+//     first host that may. Where the host tried does not hold the gang, the
+//     scan goes on. A gang of several sets required in
 //     a domain is tried only in domains whose free GPUs and milli hold it.
 //   - A pod that no host of an acceptable model could hold however free —
 //     its GPUs, CPU and memory together (each model's host sizes are listed

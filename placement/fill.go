@@ -19,7 +19,7 @@ func (v *Solver) candidates(l0 topology.Level, i0 int32, L topology.Level, need 
 		v.gangCut = true
 		return buf
 	}
-	if v.upper(d) < need {
+	if v.gangPass > 0 && !v.domPassOK(d) || v.upper(d) < need {
 		return buf
 	}
 	lo, hi := v.t.Children(d)
@@ -41,20 +41,23 @@ func (v *Solver) consider(L topology.Level, i int32, need int64, buf []cand) []c
 		v.gangCut = true
 		return buf
 	}
+	if v.gangPass > 0 && L == v.hl && v.s.HostFree(topology.HostID(i)) != v.gangPass-1 {
+		return buf // another pass's (gangByFree)
+	}
 	c := v.capOf(L, i)
 	v.seen = max(v.seen, c)
 	if c < need {
 		v.seenBelow = max(v.seenBelow, c)
 		return buf
 	}
-	if v.gangAll && !v.holdsGang(L, i) {
+	if v.gangAll && (c < v.gangCap || !v.holdsGang(L, i)) { // gangCap: hosts only (0 otherwise)
 		v.gangOut = true
 		return buf
 	}
 	free := v.freeOf(L, i)
 	if v.unbeatable(c, free, need) {
 		v.stop = true
-	} else if v.gangStop && v.gangFirst(c, free, need) {
+	} else if v.gangStop && v.gangFirst(c, free) {
 		v.stop, v.gangStopped = true, true
 	}
 	return append(buf, cand{idx: i, cap: c, free: free, host: L == v.hl})

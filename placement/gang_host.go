@@ -248,19 +248,174 @@ func (v *Solver) domHasFree(d topology.DomainID, k int) bool {
 }
 
 // gangFirst: among the hosts solve admits for a gang required on one host,
-// none later in index order comes before host (c pods of the primary set,
-// free GPUs) — FirstFit takes the first; BestFit orders hosts by free GPUs,
-// then capacity, and every admitted host has gangFree free GPUs or more and
-// room for need pods or more. The host may still not hold the gang (the
-// bounds are not exact): solve then scans them all.
-func (v *Solver) gangFirst(c, free, need int64) bool {
+// none later in index order that holds the gang comes before host (c pods
+// of the primary set, free GPUs) — FirstFit takes the first; BestFit orders
+// hosts by free GPUs, then capacity, and every host that holds the gang has
+// gangFree free GPUs or more and room for gangCap pods or more. The host may
+// still not hold the gang (the bounds are not exact): solve then scans them
+// all.
+func (v *Solver) gangFirst(c, free int64) bool {
 	switch v.r.Policy {
 	case FirstFit:
 		return true
-	case BestFit:
-		return c == need && free <= int64(v.gangFree)
+	case BestFit: // in a pass of gangByFree, every host has as many free GPUs
+		return c == v.gangCap && (free <= int64(v.gangFree) || v.gangPass > 0)
 	}
 	return false
+}
+
+// byFree reports whether solve places the gang by gangByFree: several pod
+// sets required on one host under BestFit, the gang bounds on, and every
+// host's free GPUs as the State counts them (no nominated GPUs admitted, no
+// jobs gone).
+func (v *Solver) byFree() bool {
+	return len(v.r.Sets) > 1 && !v.noGang && v.r.Required == v.hl && v.r.Policy == BestFit &&
+		v.extra.Empty() && len(v.rel) == 0
+}
+
+// gangByFree places a gang of several pod sets required on one host under
+// BestFit as the scan of every host would (the first host, in BestFit's
+// order, that holds it), without reading every host: BestFit orders hosts
+// by free GPUs first, so it scans in passes, the hosts of k free GPUs for
+// k = gangFree, gangFree+1, … (passBounds skips a k, domPassOK a domain,
+// where no host could hold the gang). A pass first stops at a host of
+// gangCap pods, which no later host of the pass that holds the gang comes
+// before, and tries the best host so far; if that does not hold the gang,
+// the pass is scanned whole and its hosts tried in BestFit's order. false:
+// no host holds the gang. A gang of fractions that fits a few hosts of the
+// cluster no longer reads every host.
+func (v *Solver) gangByFree(sl topology.Level, need int64) (topology.DomainID, bool) {
+	v.gang = v.totals()
+	v.gangFree, v.gangCap = v.gangWholeFree(), v.gangCapFloor()
+	defer v.endPasses()
+	for k := v.gangFree; k <= v.mostFree(); k++ {
+		if !v.passBounds(k) {
+			continue
+		}
+		for _, stop := range []bool{true, false} {
+			cs := v.pass(sl, need, k, stop)
+			if len(cs) == 0 {
+				break
+			}
+			if d, ok, _ := v.tryRequired(cs); ok {
+				return d, true
+			}
+			if !v.gangStopped { // every host of the pass tried
+				break
+			}
+		}
+	}
+	return 0, false
+}
+
+// pass lists the candidates of gangByFree's pass over the hosts of k free
+// GPUs: stopping at a host of gangCap pods (then only the best so far), or
+// all of them.
+func (v *Solver) pass(sl topology.Level, need int64, k int, stop bool) []cand {
+	v.reset()
+	v.setCurrent(v.primary())
+	v.gangAll, v.gangPass, v.gangStop = true, k+1, stop
+	v.seen, v.seenBelow, v.stop, v.gangStopped = 0, 0, false, false
+	cs := v.candidates(sl, int32(v.scope), v.r.Required, need, v.reqCands[:0])
+	v.reqCands = cs
+	if v.gangStopped && len(cs) > 1 { // the best so far alone: hosts after the stop are not read
+		best := 0
+		for i := range cs {
+			if v.better(&cs[i], &cs[best]) {
+				best = i
+			}
+		}
+		cs[0] = cs[best]
+		cs = cs[:1]
+	}
+	return cs
+}
+
+// endPasses clears gangByFree's scan state.
+func (v *Solver) endPasses() {
+	v.gangAll, v.gangPass, v.gangStop, v.gangStopped = false, 0, false, false
+	v.gangFree, v.gangCap, v.passPart, v.passMilli = 0, 0, 0, 0
+}
+
+// passBounds prepares gangByFree's pass over the hosts of k free GPUs:
+// false if none of them can have room for gangCap pods of the primary set
+// (its k free GPUs and the rest of the largest host partly used). For a
+// fractional primary set, the k free GPUs take ⌊1000/milli⌋ pods each and
+// each partly used GPU ⌊999/milli⌋ at most, so a host needs passPart partly
+// used GPUs with that milli free or more, and passMilli free milli on them.
+func (v *Solver) passBounds(k int) bool {
+	p := &v.r.Sets[v.primary()] // v.set is the last tried's
+	v.passPart, v.passMilli = 0, 0
+	if p.Milli == 0 { // whole GPUs (or none): the free ones alone
+		return p.GPUs == 0 || int64(k/int(p.GPUs)) >= v.gangCap
+	}
+	m := int64(p.Milli)
+	rest := v.gangCap - int64(k)*(topology.FullGPU/m)
+	if rest <= 0 {
+		return true
+	}
+	per := (topology.FullGPU - 1) / m
+	v.passPart, v.passMilli = int32((rest+per-1)/per), rest*m
+	return int(v.passPart) <= v.maxGPUs-k
+}
+
+// domPassOK reports whether domain d may have a host for gangByFree's pass
+// (v.gangPass-1 free GPUs): one in its histograms, and partly used GPUs
+// enough (those whose bucket reaches the primary set's milli) with free
+// milli enough.
+func (v *Solver) domPassOK(d topology.DomainID) bool {
+	k := v.gangPass - 1
+	hist, nm, nb := v.s.HistogramData()
+	base, any := int(d)*nm*nb+k, false
+	for m := range nm {
+		any = any || v.modelOK[m] && hist[base+m*nb] > 0
+	}
+	if !any || v.passPart == 0 {
+		return any
+	}
+	if v.s.SharedMilli(d) < v.passMilli {
+		return false
+	}
+	part, n := v.s.PartialGPUs(d), int32(0)
+	for b := int(v.set.Milli) / topology.PartialBucketMilli; b < topology.PartialBuckets; b++ { // v.set: the primary (pass)
+		n += part[b]
+	}
+	return n >= v.passPart
+}
+
+// gangCapFloor is the fewest pods of the primary set (the current one) a
+// host that holds the whole gang has room for. Its pods and every pod of at
+// least its milli could be swapped, each for one of its pods on the same
+// GPU (a whole-GPU pod for one on each of its GPUs), and the GPUs would
+// still hold them; a whole-GPU primary counts only the whole-GPU pods' GPUs
+// (fractions may sit on partly used GPUs); and the host's CPU and memory
+// hold every pod's. Never below the primary set's pods.
+func (v *Solver) gangCapFloor() int64 {
+	p := v.set
+	c := int64(inf) // CPU-only primary: its GPUs bound nothing
+	whole, frac := int64(0), int64(0)
+	for i := range v.r.Sets {
+		s := &v.r.Sets[i]
+		switch {
+		case s.Milli == 0:
+			whole += int64(s.Pods) * int64(s.GPUs)
+		case s.Milli >= p.Milli:
+			frac += int64(s.Pods)
+		}
+	}
+	switch {
+	case p.Milli > 0:
+		c = whole + frac
+	case p.GPUs > 0:
+		c = whole / int64(p.GPUs)
+	}
+	if p.CPUMilli > 0 {
+		c = min(c, v.gang.cpu/int64(p.CPUMilli))
+	}
+	if p.MemoryMiB > 0 {
+		c = min(c, v.gang.mem/int64(p.MemoryMiB))
+	}
+	return max(c, int64(p.Pods))
 }
 
 // mostFree is the most free GPUs a host of an acceptable model has (the

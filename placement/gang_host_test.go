@@ -17,10 +17,11 @@ import (
 // pod, the domain — on random trees and loads (shared GPUs, CPU and memory,
 // exclusive jobs, nominations, failures), with and without jobs gone, for
 // gangs of 2–3 sets of whole GPUs, fractions and CPU-only pods (mostly
-// fractions, where the bound refuses most), under every policy (BestFit and
-// FirstFit stop scanning at a host none can come before, and scan again
-// when it does not hold the gang). Each fitting plan is applied, and Check
-// runs after.
+// fractions, where the bound refuses most), under every policy (BestFit
+// scans hosts in passes by free GPUs, each stopping at a host none of the
+// pass that holds the gang comes before, FirstFit stops at the first; both
+// scan on when it does not hold the gang). Each fitting plan is applied,
+// and Check runs after.
 func TestGangHostSameAnswer(t *testing.T) {
 	seed := testkit.Seed(t, 1)
 	rng := rand.New(rand.NewPCG(seed, 0x67616e67))

@@ -117,6 +117,16 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 			return topology.DomainID(c), true
 		}
 	}
+	if v.byFree() { // BestFit, required on one host: pass by pass (gangByFree)
+		if d, ok := v.gangByFree(sl, need); ok {
+			return d, true
+		}
+		v.reset()
+		v.setCurrent(v.primary())
+		cs, free := v.requiredCands(sl, need, false) // no host holds it: the figures of the reasons
+		v.noFitReason(sl, cs, free, 0)
+		return 0, false
+	}
 	cs, free := v.requiredCands(sl, need, true)
 	if v.gangStopped { // the scan stopped at a host none can come before (the last): if it does not hold the gang, all of them
 		if d, ok, _ := v.tryRequired(cs[len(cs)-1:]); ok {
@@ -130,6 +140,15 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 	if ok {
 		return d, true
 	}
+	v.noFitReason(sl, cs, free, most)
+	return 0, false
+}
+
+// noFitReason says why no candidate cs of the required level held the gang
+// (free: the free GPUs a host needs, for a gang required on one; most: for
+// one pod set, the most pods a candidate took).
+func (v *Solver) noFitReason(sl topology.Level, cs []cand, free int, most int64) {
+	r, need := v.r, int64(v.set.Pods)
 	switch {
 	case (len(cs) > 0 || v.gangOut) && len(r.Sets) > 1:
 		v.reason = v.gangSetsReason(sl)
@@ -140,7 +159,6 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 	default:
 		v.reason = Reason{Code: RequiredLevel, Level: r.Required, Set: v.si, Have: v.seen, Need: need}
 	}
-	return 0, false
 }
 
 // gangSetsReason explains a gang of several pod sets whose primary set has
@@ -182,7 +200,7 @@ func (v *Solver) requiredCands(sl topology.Level, need int64, stop bool) (cs []c
 	host := v.gangAll && r.Required == v.hl
 	v.gangOut, v.gangCut, v.gangStop, v.gangStopped = false, false, stop && host, false
 	if host {
-		free = v.gangWholeFree()
+		free, v.gangCap = v.gangWholeFree(), v.gangCapFloor()
 	}
 	v.reqCands = v.reqCands[:0]
 	if free > 0 && v.mostFree() < free {
@@ -191,7 +209,7 @@ func (v *Solver) requiredCands(sl topology.Level, need int64, stop bool) (cs []c
 		v.gangFree = free
 		v.reqCands = v.candidates(sl, int32(v.scope), r.Required, need, v.reqCands)
 	}
-	v.gangAll, v.gangFree, v.gangStop = false, 0, false
+	v.gangAll, v.gangFree, v.gangCap, v.gangStop = false, 0, 0, false
 	return v.reqCands, free
 }
 

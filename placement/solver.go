@@ -60,6 +60,10 @@ type Solver struct {
 	gang        gangTotals // what its sets ask for together
 	gangOut     bool       // one did not, though it held the primary set
 	gangFree    int        // the fewest free GPUs such a host needs (gangWholeFree)
+	gangCap     int64      // the fewest pods of the primary set such a host has room for (gangCapFloor)
+	gangPass    int        // 1+k: the scan considers hosts of k free GPUs only (gangByFree); 0: all
+	passPart    int32      // in such a pass, the partly used GPUs a domain needs at least (passBounds)
+	passMilli   int64      // and their free milli
 	gangCut     bool       // a domain or host had fewer
 	gangStop    bool       // the scan may stop at a host none can come before (gangFirst)
 	gangStopped bool       // it did
