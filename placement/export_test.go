@@ -4,6 +4,7 @@ package placement
 // answers with the general path's.
 func (v *Solver) SetNoOnePod(off bool) { v.noOne = off }
 
-// SetNoGangBound turns the gang bounds (gang_host.go) off, for tests that
-// compare answers with and without it.
+// SetNoGangBound turns the gang bounds (gang_host.go) and Spread's stop at a
+// host none can beat (spreadTops) off, for tests that compare answers with
+// and without them.
 func (v *Solver) SetNoGangBound(off bool) { v.noGang = off }

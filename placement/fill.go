@@ -55,9 +55,12 @@ func (v *Solver) consider(L topology.Level, i int32, need int64, buf []cand) []c
 		return buf
 	}
 	free := v.freeOf(L, i)
-	if v.unbeatable(c, free, need) {
+	switch {
+	case v.unbeatable(c, free, need):
 		v.stop = true
-	} else if v.gangStop && v.gangFirst(c, free) {
+	case v.spreadTop > 0 && L == v.hl && c >= v.spreadTop && free >= v.spreadFree: // Spread: no host has more
+		v.stop, v.gangStopped = true, len(v.r.Sets) > 1
+	case v.gangStop && v.gangFirst(c, free):
 		v.stop, v.gangStopped = true, true
 	}
 	return append(buf, cand{idx: i, cap: c, free: free, host: L == v.hl})

@@ -129,9 +129,9 @@ func TestGangHostTooSmall(t *testing.T) {
 	require.NoError(t, s.Check())
 }
 
-// gangHostRequest is a gang of 2–3 pod sets of 1–4 pods required on one
-// host (sometimes one domain), its sets mostly fractional, under a random
-// policy.
+// gangHostRequest is a gang of 2–3 pod sets (now and then one) of 1–4 pods
+// required on one host (sometimes one domain), its sets mostly fractional,
+// under a random policy.
 func gangHostRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID) *placement.Request {
 	r := &placement.Request{Required: t.HostLevel(), Preferred: topology.NoLevel, Priority: int32(rng.IntN(22)) - 1,
 		Policy: pick(rng, placement.BestFit, placement.BestFit, placement.FirstFit, placement.Spread)}
@@ -142,7 +142,11 @@ func gangHostRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID
 		r.Job = pick(rng, nominees...)
 	}
 	r.Exclusive = rng.IntN(7) == 0
-	for range 2 + rng.IntN(2) {
+	n := 2 + rng.IntN(2)
+	if rng.IntN(5) == 0 {
+		n = 1 // one set: Spread's stop (spreadTops)
+	}
+	for range n {
 		set := genSet(rng, t, r.Required, int32(1+rng.IntN(4)), max(t.MaxHostGPUs(), 1))
 		set.SliceSize, set.SliceLevel = 0, 0
 		if rng.IntN(3) > 0 {

@@ -99,3 +99,39 @@ func (v *Solver) tooSmall(si int, p hostKind) bool {
 
 // clamp32 is n, or topology.Unlimited if n is larger.
 func clamp32(n int64) int32 { return int32(min(n, topology.Unlimited)) }
+
+// spreadTops sets, for a request required on one host under Spread, the
+// most room for the current (primary) set and the most free GPUs any host
+// can have (from the largest host sizes of acceptable models and the
+// histograms; with nominated GPUs admitted or jobs gone, the largest host's
+// GPUs): the first host that has both is the one Spread prefers, and the
+// host scan stops there.
+func (v *Solver) spreadTops() {
+	set := v.set
+	top := int64(0)
+	for m, ok := range v.modelOK {
+		if !ok {
+			continue
+		}
+		for _, k := range v.kinds[m] {
+			c := int64(inf)
+			switch {
+			case set.Milli > 0:
+				c = int64(k.gpus) * int64(topology.FullGPU/set.Milli)
+			case set.GPUs > 0:
+				c = int64(k.gpus / int(set.GPUs))
+			}
+			if set.CPUMilli > 0 {
+				c = min(c, int64(k.cpu/set.CPUMilli))
+			}
+			if set.MemoryMiB > 0 {
+				c = min(c, int64(k.mem/set.MemoryMiB))
+			}
+			top = max(top, c)
+		}
+	}
+	v.spreadTop, v.spreadFree = top, int64(v.mostFree())
+	if !v.extra.Empty() || len(v.rel) != 0 {
+		v.spreadFree = int64(v.maxGPUs)
+	}
+}

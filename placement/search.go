@@ -202,6 +202,9 @@ func (v *Solver) requiredCands(sl topology.Level, need int64, stop bool) (cs []c
 	if host {
 		free, v.gangCap = v.gangWholeFree(), v.gangCapFloor()
 	}
+	if stop && r.Required == v.hl && r.Policy == Spread && !v.noGang {
+		v.spreadTops()
+	}
 	v.reqCands = v.reqCands[:0]
 	if free > 0 && v.mostFree() < free {
 		v.gangCut = true
@@ -210,6 +213,7 @@ func (v *Solver) requiredCands(sl topology.Level, need int64, stop bool) (cs []c
 		v.reqCands = v.candidates(sl, int32(v.scope), r.Required, need, v.reqCands)
 	}
 	v.gangAll, v.gangFree, v.gangCap, v.gangStop = false, 0, 0, false
+	v.spreadTop, v.spreadFree = 0, 0
 	return v.reqCands, free
 }
 

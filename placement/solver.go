@@ -64,6 +64,8 @@ type Solver struct {
 	gangPass    int        // 1+k: the scan considers hosts of k free GPUs only (gangByFree); 0: all
 	passPart    int32      // in such a pass, the partly used GPUs a domain needs at least (passBounds)
 	passMilli   int64      // and their free milli
+	spreadTop   int64      // Spread, required on one host: the most room a host can have for the primary set (spreadTops)
+	spreadFree  int64      // and the most free GPUs
 	gangCut     bool       // a domain or host had fewer
 	gangStop    bool       // the scan may stop at a host none can come before (gangFirst)
 	gangStopped bool       // it did
@@ -113,7 +115,7 @@ type Solver struct {
 	relPlaced bool             // wholeEntries wrote the overlays to v.ov's backing array too: the first install writes only their indexes
 	legacy    bool             // tests only: the general paths, without plainCap and the shortcuts that skip work
 	noOne     bool             // tests only: no placeOne (one.go), the rest as usual
-	noGang    bool             // tests only: no gang bounds (gang_host.go)
+	noGang    bool             // tests only: no gang bounds (gang_host.go), no Spread stop (spreadTops)
 	anyOne    bool             // candidates stop at the first (gangSetsReason)
 	reason    Reason
 
