@@ -8,3 +8,7 @@ func (v *Solver) SetNoOnePod(off bool) { v.noOne = off }
 // host none can beat (spreadTops) off, for tests that compare answers with
 // and without them.
 func (v *Solver) SetNoGangBound(off bool) { v.noGang = off }
+
+// SetLegacy turns the shortcuts off (Solver.legacy): the general paths
+// alone, for tests that compare answers with and without them.
+func (v *Solver) SetLegacy(on bool) { v.legacy = on }

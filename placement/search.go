@@ -117,6 +117,13 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 			return topology.DomainID(c), true
 		}
 	}
+	if c, ok := v.requiredFrac(need); ok {
+		v.reset()
+		if v.placeAll(r.Required, c) { // else the bound overstated it: the others, in order
+			return topology.DomainID(c), true
+		}
+		v.setCurrent(v.primary())
+	}
 	if v.byFree() { // BestFit, required on one host: pass by pass (gangByFree)
 		if d, ok := v.gangByFree(sl, need); ok {
 			return d, true
@@ -234,6 +241,21 @@ func (v *Solver) tryRequired(cs []cand) (topology.DomainID, bool, int64) {
 		most = max(most, v.got)
 	}
 	return 0, false, most
+}
+
+// requiredFrac picks, for a gang of one plain fractional set (plainFrac)
+// required in a domain above the hosts, the first domain solve's
+// candidates would try: the best of the scope's domains at that level by
+// their bounds, in one pass over the per-domain arrays (bestDomainFrac).
+// ok false: not such a gang, or no domain may hold it (the general path then
+// says why).
+func (v *Solver) requiredFrac(need int64) (int32, bool) {
+	r := v.r
+	if len(r.Sets) != 1 || r.Required >= v.hl || !v.plainFrac() {
+		return -1, false
+	}
+	lo, hi := v.t.Descendants(v.scope, r.Required)
+	return v.bestDomainFrac(int32(lo), int32(hi), need)
 }
 
 // requiredFast picks, for a gang of one plain set of whole GPUs with exact
