@@ -9,7 +9,7 @@ import (
 
 // PlaceRequests names the placement requests of the benchmark grid, per shape.
 var PlaceRequests = map[string][]string{
-	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible", "fracsets", "fracpack", "fracfit", "racksets", "cpu1000", "fracpair", "spreadpair", "fracrack"},
+	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible", "fracsets", "fracpack", "fracfit", "racksets", "cpu1000", "fracpair", "spreadpair", "fracrack", "fracmix"},
 	"hgx":   {"host8", "su256", "pod4096", "gpus200k", "frac500", "impossible", "cpu1000", "fracpair"},
 }
 
@@ -27,6 +27,7 @@ var PlaceRequests = map[string][]string{
 //	fracpair       a launcher of half a GPU and 3 workers of half a GPU,
 //	               required host: GPU-sharing pods that fit many hosts
 //	fracrack       40 pods of half a GPU, required rack
+//	fracmix        4 pods of half a GPU and 8 of a quarter, required rack
 //	spreadpair     fracpair under the Spread policy (the emptiest host)
 //	cpu1000        one GPU and 1,000 cores, more than any host has (a typo
 //	               a production scheduler sees): refused before any search
@@ -79,6 +80,9 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 	case "fracrack":
 		return placement.Request{Required: lvl("rack"), Preferred: topology.NoLevel,
 			Sets: []placement.PodSet{{Pods: 40, GPUs: 1, Milli: 500}}}, nil
+	case "fracmix":
+		return placement.Request{Required: lvl("rack"), Preferred: topology.NoLevel, Sets: []placement.PodSet{
+			{Pods: 4, GPUs: 1, Milli: 500}, {Pods: 8, GPUs: 1, Milli: 250}}}, nil
 	case "spreadpair":
 		r, _ := PlaceRequest(t, "fracpair")
 		r.Policy = placement.Spread

@@ -24,7 +24,8 @@ func (v *Solver) plainFrac() bool {
 }
 
 // bestDomainFrac is bestScan over domains [lo, hi) for a plain fractional
-// set.
+// set; with v.gangAll, over those that may hold the whole gang
+// (domHoldsGang), as solve's candidates.
 func (v *Solver) bestDomainFrac(lo, hi int32, need int64) (int32, bool) {
 	const B = topology.PartialBuckets
 	free := v.s.DomainFreeData()[lo:hi]
@@ -49,7 +50,8 @@ func (v *Solver) bestDomainFrac(lo, hi int32, need int64) (int32, bool) {
 		if cp < need {
 			continue
 		}
-		if best < 0 || cp < bestCap || cp == bestCap && f < bestFree {
+		if (best < 0 || cp < bestCap || cp == bestCap && f < bestFree) &&
+			(!v.gangAll || v.domHoldsGang(topology.DomainID(int(lo)+i))) {
 			best, bestCap, bestFree = i, cp, f
 		}
 	}

@@ -243,19 +243,26 @@ func (v *Solver) tryRequired(cs []cand) (topology.DomainID, bool, int64) {
 	return 0, false, most
 }
 
-// requiredFrac picks, for a gang of one plain fractional set (plainFrac)
-// required in a domain above the hosts, the first domain solve's
-// candidates would try: the best of the scope's domains at that level by
-// their bounds, in one pass over the per-domain arrays (bestDomainFrac).
-// ok false: not such a gang, or no domain may hold it (the general path then
-// says why).
+// requiredFrac picks, for a gang whose primary set (the current one) is
+// plain fractional (plainFrac) required in a domain above the hosts, the
+// first domain solve's candidates would try: the best of the scope's
+// domains at that level by the primary set's bounds — for several sets,
+// among those that may hold them all (domHoldsGang) — in one pass over the
+// per-domain arrays (bestDomainFrac). ok false: not such a gang, or no
+// domain may hold it (the general path then says why).
 func (v *Solver) requiredFrac(need int64) (int32, bool) {
 	r := v.r
-	if len(r.Sets) != 1 || r.Required >= v.hl || !v.plainFrac() {
+	if r.Required >= v.hl || !v.plainFrac() || len(r.Sets) > 1 && v.noGang {
 		return -1, false
 	}
 	lo, hi := v.t.Descendants(v.scope, r.Required)
-	return v.bestDomainFrac(int32(lo), int32(hi), need)
+	v.gangAll = len(r.Sets) > 1
+	if v.gangAll {
+		v.gang = v.totals()
+	}
+	c, ok := v.bestDomainFrac(int32(lo), int32(hi), need)
+	v.gangAll = false
+	return c, ok
 }
 
 // requiredFast picks, for a gang of one plain set of whole GPUs with exact
