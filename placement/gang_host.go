@@ -266,11 +266,12 @@ func (v *Solver) gangFirst(c, free int64) bool {
 
 // byFree reports whether solve places the gang by gangByFree: several pod
 // sets required on one host under BestFit, the gang bounds on, and every
-// host's free GPUs as the State counts them (no nominated GPUs admitted, no
-// jobs gone).
+// host's free GPUs and partly used GPUs as the State's summaries count them
+// (no nominated GPUs admitted, no jobs gone, and the job holds no pods: a
+// host it holds exclusively is left out of the summaries).
 func (v *Solver) byFree() bool {
 	return len(v.r.Sets) > 1 && !v.noGang && v.r.Required == v.hl && v.r.Policy == BestFit &&
-		v.extra.Empty() && len(v.rel) == 0
+		v.extra.Empty() && len(v.rel) == 0 && !v.s.HasJob(v.r.Job)
 }
 
 // gangByFree places a gang of several pod sets required on one host under
@@ -334,18 +335,28 @@ func (v *Solver) pass(sl topology.Level, need int64, k int, stop bool) []cand {
 // endPasses clears gangByFree's scan state.
 func (v *Solver) endPasses() {
 	v.gangAll, v.gangPass, v.gangStop, v.gangStopped = false, 0, false, false
-	v.gangFree, v.gangCap, v.passPart, v.passMilli = 0, 0, 0, 0
+	v.gangFree, v.gangCap, v.passPart, v.passMilli, v.passBig = 0, 0, 0, 0, 0
 }
 
 // passBounds prepares gangByFree's pass over the hosts of k free GPUs:
-// false if none of them can have room for gangCap pods of the primary set
-// (its k free GPUs and the rest of the largest host partly used). For a
-// fractional primary set, the k free GPUs take ⌊1000/milli⌋ pods each and
-// each partly used GPU ⌊999/milli⌋ at most, so a host needs passPart partly
-// used GPUs with that milli free or more, and passMilli free milli on them.
+// false if none of them can hold the gang. Its whole-GPU pods take k of
+// the free GPUs, and its fractions what is left of them, then partly used
+// GPUs: a host needs passMilli free milli on partly used GPUs, and, when no
+// free GPU is left for fractions, one with its largest fraction free
+// (passBig). And it needs room for gangCap pods of the primary set: for
+// whole GPUs, in its free GPUs alone; for a fraction, the free GPUs take
+// ⌊1000/milli⌋ pods each and a partly used GPU ⌊999/milli⌋ at most, so
+// passPart partly used GPUs with that milli free or more.
 func (v *Solver) passBounds(k int) bool {
-	p := &v.r.Sets[v.primary()] // v.set is the last tried's
-	v.passPart, v.passMilli = 0, 0
+	p, g := &v.r.Sets[v.primary()], &v.gang // v.set is the last tried's
+	v.passPart, v.passMilli, v.passBig = 0, 0, 0
+	if int64(k) < g.whole {
+		return false
+	}
+	v.passMilli = max(0, g.milli-(int64(k)-g.whole)*topology.FullGPU)
+	if int64(k) == g.whole && g.fracs > 0 {
+		v.passBig = v.largestFraction()
+	}
 	if p.Milli == 0 { // whole GPUs (or none): the free ones alone
 		return p.GPUs == 0 || int64(k/int(p.GPUs)) >= v.gangCap
 	}
@@ -355,8 +366,17 @@ func (v *Solver) passBounds(k int) bool {
 		return true
 	}
 	per := (topology.FullGPU - 1) / m
-	v.passPart, v.passMilli = int32((rest+per-1)/per), rest*m
+	v.passPart, v.passMilli = int32((rest+per-1)/per), max(v.passMilli, rest*m)
 	return int(v.passPart) <= v.maxGPUs-k
+}
+
+// largestFraction is the largest milli a fractional pod of the request asks.
+func (v *Solver) largestFraction() int32 {
+	big := int32(0)
+	for i := range v.r.Sets {
+		big = max(big, v.r.Sets[i].Milli)
+	}
+	return big
 }
 
 // domPassOK reports whether domain d may have a host for gangByFree's pass
@@ -370,17 +390,23 @@ func (v *Solver) domPassOK(d topology.DomainID) bool {
 	for m := range nm {
 		any = any || v.modelOK[m] && hist[base+m*nb] > 0
 	}
-	if !any || v.passPart == 0 {
+	if !any || v.passMilli == 0 && v.passBig == 0 {
 		return any
 	}
 	if v.s.SharedMilli(d) < v.passMilli {
 		return false
 	}
-	part, n := v.s.PartialGPUs(d), int32(0)
-	for b := int(v.set.Milli) / topology.PartialBucketMilli; b < topology.PartialBuckets; b++ { // v.set: the primary (pass)
+	part := v.s.PartialGPUs(d)
+	return partFrom(&part, v.set.Milli) >= v.passPart && (v.passBig == 0 || partFrom(&part, v.passBig) > 0) // v.set: the primary (pass)
+}
+
+// partFrom counts the partly used GPUs of buckets that may have milli free.
+func partFrom(part *[topology.PartialBuckets]int32, milli int32) int32 {
+	n := int32(0)
+	for b := int(milli) / topology.PartialBucketMilli; b < topology.PartialBuckets; b++ {
 		n += part[b]
 	}
-	return n >= v.passPart
+	return n
 }
 
 // gangCapFloor is the fewest pods of the primary set (the current one) a

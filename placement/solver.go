@@ -63,7 +63,8 @@ type Solver struct {
 	gangCap     int64      // the fewest pods of the primary set such a host has room for (gangCapFloor)
 	gangPass    int        // 1+k: the scan considers hosts of k free GPUs only (gangByFree); 0: all
 	passPart    int32      // in such a pass, the partly used GPUs a domain needs at least (passBounds)
-	passMilli   int64      // and their free milli
+	passMilli   int64      // the free milli on partly used GPUs it needs
+	passBig     int32      // a partly used GPU with this milli free it needs (0: none)
 	spreadTop   int64      // Spread, required on one host: the most room a host can have for the primary set (spreadTops)
 	spreadFree  int64      // and the most free GPUs
 	gangCut     bool       // a domain or host had fewer
