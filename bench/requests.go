@@ -9,7 +9,7 @@ import (
 
 // PlaceRequests names the placement requests of the benchmark grid, per shape.
 var PlaceRequests = map[string][]string{
-	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible", "fracsets", "fracpack", "fracfit", "racksets", "cpu1000", "fracpair", "spreadpair", "fracrack", "fracmix"},
+	"nvl72": {"host4", "rack72", "su576", "block9216", "gpus200k", "slice16of18", "frac500", "impossible", "fracsets", "fracpack", "fracfit", "racksets", "cpu1000", "fracpair", "spreadpair", "fracrack", "fracmix", "wholefrac"},
 	"hgx":   {"host8", "su256", "pod4096", "gpus200k", "frac500", "impossible", "cpu1000", "fracpair"},
 }
 
@@ -28,6 +28,7 @@ var PlaceRequests = map[string][]string{
 //	               required host: GPU-sharing pods that fit many hosts
 //	fracrack       40 pods of half a GPU, required rack
 //	fracmix        4 pods of half a GPU and 8 of a quarter, required rack
+//	wholefrac      a pod of 2 GPUs and 2 of half a GPU, required host
 //	spreadpair     fracpair under the Spread policy (the emptiest host)
 //	cpu1000        one GPU and 1,000 cores, more than any host has (a typo
 //	               a production scheduler sees): refused before any search
@@ -83,6 +84,9 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 	case "fracmix":
 		return placement.Request{Required: lvl("rack"), Preferred: topology.NoLevel, Sets: []placement.PodSet{
 			{Pods: 4, GPUs: 1, Milli: 500}, {Pods: 8, GPUs: 1, Milli: 250}}}, nil
+	case "wholefrac":
+		return placement.Request{Required: t.HostLevel(), Preferred: topology.NoLevel, Sets: []placement.PodSet{
+			{Pods: 1, GPUs: 2}, {Pods: 2, GPUs: 1, Milli: 500}}}, nil
 	case "spreadpair":
 		r, _ := PlaceRequest(t, "fracpair")
 		r.Policy = placement.Spread
