@@ -23,6 +23,10 @@ func SetFolding(p *Planner, on bool) { p.unfolded = !on }
 // that may go anywhere (topdown.go).
 func SetTopDown(p *Planner, on bool) { p.noTopDown = !on }
 
+// SetSolo turns on or off (on by default) the single-victim bound
+// (solo.go).
+func SetSolo(p *Planner, on bool) { p.noSolo = !on }
+
 // TopDowns counts the answers the top-down construction proved optimal
 // since the Planner was made.
 func TopDowns(p *Planner) int { return p.topDowns }

@@ -12,6 +12,9 @@ type entry struct {
 	// credited: a leaf whose bound the credit bound (credit.go) raised
 	// already.
 	credited bool
+	// soloed: a leaf whose bound the single-victim bound (solo.go) raised
+	// already.
+	soloed bool
 }
 
 // before orders entries: cheaper bound first; then deeper (depth-first among

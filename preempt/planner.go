@@ -172,6 +172,8 @@ type Planner struct {
 	bound       Cost // the least bound of scopes not searched exactly
 	scopes      int  // leaf scopes examined since the first answer
 	modelled    int  // leaf scopes modelled
+	soloReady   bool // solo counts this search's victims (solo.go)
+	solo        [soloBuckets]int32
 	tests       int  // placement calls
 	testsLate   int  // placement calls since the first answer
 	stopped     bool // a budget ran out
@@ -203,6 +205,9 @@ type Planner struct {
 	// noTopDown turns the top-down answer (topdown.go) off: set by tests
 	// only, to compare it with the model's search.
 	noTopDown bool
+	// noSolo turns the single-victim bound (solo.go) off: set by tests
+	// that compare answers with and without it.
+	noSolo bool
 	// Answers the top-down construction proved, and of those the ones it
 	// pruned (tests read them).
 	topDowns, topDownsPruned int
