@@ -27,6 +27,14 @@ func SetTopDown(p *Planner, on bool) { p.noTopDown = !on }
 // (solo.go).
 func SetSolo(p *Planner, on bool) { p.noSolo = !on }
 
+// SetLone turns on or off (on by default) the lone-victim answer for gangs
+// that may go anywhere (lone.go).
+func SetLone(p *Planner, on bool) { p.noLone = !on }
+
+// Lones counts the answers the lone-victim answer gave since the Planner
+// was made.
+func Lones(p *Planner) int { return p.lones }
+
 // TopDowns counts the answers the top-down construction proved optimal
 // since the Planner was made.
 func TopDowns(p *Planner) int { return p.topDowns }

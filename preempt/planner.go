@@ -208,6 +208,13 @@ type Planner struct {
 	// noSolo turns the single-victim bound (solo.go) off: set by tests
 	// that compare answers with and without it.
 	noSolo bool
+	// noLone turns the lone-victim answer (lone.go) off: set by tests that
+	// compare answers with and without it.
+	noLone bool
+	lones  int        // answers the lone-victim answer gave (tests)
+	lone   []loneCand // its candidates (scratch)
+	lone2  []loneCand // and in bucket order
+	loneW  []uint64   // its candidate jobs (scratch)
 	// Answers the top-down construction proved, and of those the ones it
 	// pruned (tests read them).
 	topDowns, topDownsPruned int

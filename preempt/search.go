@@ -180,7 +180,7 @@ func (p *Planner) leaf(d topology.DomainID, lb Cost) {
 		p.bestModel = false
 		p.modelled++
 		p.leafHosts += int64(hi - lo)
-		if p.topDown() {
+		if p.loneRoot() || p.topDown() {
 			return
 		}
 		if p.slots.ready {

@@ -126,23 +126,42 @@ func genAnywhere(rng *rand.Rand, t *topology.Tree) *placement.Request {
 	return r
 }
 
-// TestTopDownOracle compares Planner.Plan, with the top-down answer on, with
-// the exhaustive oracle on small busy clusters (at most 14 candidates): the
-// optimal cost, irreducible victims, a valid plan and nomination. At least
-// one answer with victims in twenty must come from the top-down
-// construction, or the test would not test it.
+// TestTopDownOracle compares Planner.Plan, with the top-down answer on (the
+// lone-victim answer off), with the exhaustive oracle on small busy
+// clusters (at most 14 candidates): the optimal cost, irreducible victims, a
+// valid plan and nomination. At least one answer with victims in twenty must
+// come from the top-down construction, or the test would not test it.
 func TestTopDownOracle(t *testing.T) {
+	anywhereOracle(t, 1<<42, func(p *preempt.Planner) { preempt.SetLone(p, false) }, preempt.TopDowns, "top-down", false)
+}
+
+// TestLoneOracle is TestTopDownOracle for the lone-victim answer (lone.go;
+// the top-down answer off), with requests of one or two pod sets of whole
+// GPUs, fractions, CPU and memory that may go anywhere.
+func TestLoneOracle(t *testing.T) {
+	anywhereOracle(t, 1<<45, func(p *preempt.Planner) { preempt.SetTopDown(p, false) }, preempt.Lones, "lone-victim", true)
+}
+
+// anywhereOracle runs the oracle comparison of TestTopDownOracle for a
+// Planner set up by setup, answer counting the answers under test; mixed
+// adds requests of any shape (genRequest, no required level).
+func anywhereOracle(t *testing.T, stream uint64, setup func(*preempt.Planner), answers func(*preempt.Planner) int, name string, mixed bool) {
 	seed := testSeed(t)
 	n := testSteps(t, 1500)
 	var p preempt.Planner
+	setup(&p)
 	var res preempt.Result
 	checked, victims := 0, 0
 	for i := range n {
-		rng := rand.New(rand.NewPCG(seed, uint64(i)+1<<42))
+		rng := rand.New(rand.NewPCG(seed, uint64(i)+stream))
 		tree := genTree(rng, 10)
 		s := topology.NewState(tree)
 		genTiled(rng, s, false)
 		r := genAnywhere(rng, tree)
+		if mixed && i%2 == 1 {
+			r = genRequest(rng, tree, nil, 1+rng.IntN(2))
+			r.Required, r.Preferred = topology.NoLevel, topology.NoLevel
+		}
 		if r.Validate(tree) != nil {
 			continue
 		}
@@ -169,9 +188,9 @@ func TestTopDownOracle(t *testing.T) {
 			victims++
 		}
 	}
-	td := preempt.TopDowns(&p)
-	t.Logf("seed %d: %d instances checked, %d with victims, %d answered top-down; optimum matched on all", seed, checked, victims, td)
-	require.Greater(t, 20*td, victims, "the top-down answer hardly ever applied")
+	k := answers(&p)
+	t.Logf("seed %d: %d instances checked, %d with victims, %d answered %s; optimum matched on all", seed, checked, victims, k, name)
+	require.Greater(t, 20*k, victims, "the %s answer hardly ever applied", name)
 }
 
 // TestTopDownSameCost compares Planner.Plan with and without the top-down
@@ -184,6 +203,8 @@ func TestTopDownSameCost(t *testing.T) {
 	n := testSteps(t, 1500)
 	var td, model preempt.Planner
 	preempt.SetTopDown(&model, false)
+	preempt.SetLone(&td, false)
+	preempt.SetLone(&model, false)
 	var a, b preempt.Result
 	checked, both, victims := 0, 0, 0
 	for i := range n {
@@ -241,6 +262,8 @@ func TestTopDownPrune(t *testing.T) {
 	n := testSteps(t, 300)
 	var td, model preempt.Planner
 	preempt.SetTopDown(&model, false)
+	preempt.SetLone(&td, false)
+	preempt.SetLone(&model, false)
 	var a, b preempt.Result
 	checked := 0
 	for i := range n {

@@ -1,0 +1,133 @@
+package preempt
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/blinksched/blink/topology"
+)
+
+// The lone-victim answer for a gang that may go anywhere (rootMode). Its one
+// scope is the whole cluster, and a model of it reads every candidate's
+// pods; on a full cluster of a million GPUs each test of a victim set then
+// places the gang with hundreds of thousands of jobs gone. But a small gang
+// — a few pods anywhere, the commonest request — most often fits once one
+// job goes, and the best such job can be found without a model:
+//
+//   - priority: no victim set of priority below lb.Priority fits (bound.go),
+//     so none below q, the least priority of a candidate at or above it;
+//   - count: the request does not fit as the cluster is, so one victim is
+//     the fewest;
+//   - milli: a lone victim frees at least lb.Milli milli-GPUs, so it holds
+//     that much and touches lb.Milli/1000 GPUs or more (its size).
+//
+// So the candidates of priority q with that milli and size, tried one by
+// one in order of milli (then id) with placement (the request with that one
+// job gone), give at the first that fits the cheapest answer there is:
+// every answer costs at least (q, 1 victim), and none of one victim of q
+// holds less milli. The candidates are read in one pass and put in order of
+// the solo histogram's buckets (solo.go), least milli first, and a bucket is
+// sorted only when its turn comes; at most MaxTests placements. If none fits (or the
+// budget runs out), the model's search decides as before.
+
+// loneRoot tries the answer above and returns true if it found one (it is
+// then proven optimal and irreducible).
+func (p *Planner) loneRoot() bool {
+	if p.mode != rootMode || p.noLone || !p.extras.Empty() {
+		return false
+	}
+	lb, ok := p.lb(0)
+	if !ok || lb.Priority == NoPriority || lb.Victims != 1 || lb.Priority >= p.r.Priority {
+		return false
+	}
+	q, ok := p.s.LeastPreemptiblePriority(lb.Priority)
+	if !ok || q >= p.r.Priority {
+		return false
+	}
+	size := (lb.Milli + topology.FullGPU - 1) / topology.FullGPU
+	cands := p.loneCands(q, lb.Milli, size)
+	for tests, i := 0, 0; i < len(cands) && tests < p.cfg.MaxTests; {
+		j := i + 1 // cands[i:j]: one bucket, sorted only when its turn comes
+		for j < len(cands) && soloBucket(cands[j].milli) == soloBucket(cands[i].milli) {
+			j++
+		}
+		sortLone(cands[i:j])
+		for _, c := range cands[i:j] {
+			if tests == p.cfg.MaxTests {
+				break
+			}
+			tests++
+			if p.loneFits(c.id) {
+				v := append(p.gone[:0], c.id)
+				p.gone = v
+				p.offerSet(v, Cost{Priority: q, Victims: 1, Milli: c.milli})
+				p.irreducible = true
+				p.lones++
+				return true
+			}
+		}
+		i = j
+	}
+	return false
+}
+
+// loneCand is a candidate of the lone-victim answer.
+type loneCand struct {
+	id    topology.JobID
+	milli int64
+}
+
+// loneCands lists the live preemptible jobs of priority q of at least milli
+// milli-GPUs and size, in one pass, ordered by the solo histogram's bucket
+// of their milli (a counting sort; in id order within a bucket).
+func (p *Planner) loneCands(q int32, milli, size int64) []loneCand {
+	p.loneW = p.s.PreemptibleSizeWords(p.loneW, size, q)
+	sizes := p.s.JobSizes()
+	cands := p.lone[:0]
+	var count [soloBuckets + 1]int32
+	for w, word := range p.loneW {
+		for ; word != 0; word &= word - 1 {
+			j := w<<6 + bits.TrailingZeros64(word)
+			if j >= len(p.prios) || p.prios[j] != q {
+				continue
+			}
+			if m := int64(p.millis[j]); m >= milli && int64(sizes[j]) >= size {
+				cands = append(cands, loneCand{id: topology.JobID(j), milli: m})
+				count[soloBucket(m)+1]++
+			}
+		}
+	}
+	p.lone = cands
+	if len(cands) < 2 {
+		return cands
+	}
+	for b := 1; b <= soloBuckets; b++ {
+		count[b] += count[b-1]
+	}
+	out := resize(p.lone2, len(cands))
+	for _, c := range cands {
+		b := soloBucket(c.milli)
+		out[count[b]] = c
+		count[b]++
+	}
+	p.lone2 = out
+	return out
+}
+
+// sortLone orders candidates by milli, then id.
+func sortLone(cands []loneCand) {
+	slices.SortFunc(cands, func(a, c loneCand) int {
+		if a.milli != c.milli {
+			return cmp3(a.milli, c.milli)
+		}
+		return cmp3(int64(a.id), int64(c.id))
+	})
+}
+
+// loneFits reports whether the request fits anywhere with job j gone.
+func (p *Planner) loneFits(j topology.JobID) bool {
+	p.gone = append(p.gone[:0], j)
+	p.tests++
+	ok, _, err := p.solver.PlaceWithout(p.s, p.r, 0, p.gone, &p.scratch)
+	return ok && err == nil
+}
