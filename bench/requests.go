@@ -27,6 +27,7 @@ var PlaceRequests = map[string][]string{
 //	fracpair       a launcher of half a GPU and 3 workers of half a GPU,
 //	               required host: GPU-sharing pods that fit many hosts
 //	fracrack       40 pods of half a GPU, required rack
+//	pair           2 pods of one GPU anywhere (no level required)
 //	fracmix        4 pods of half a GPU and 8 of a quarter, required rack
 //	wholefrac      a pod of 2 GPUs and 2 of half a GPU, required host
 //	spreadpair     fracpair under the Spread policy (the emptiest host)
@@ -81,6 +82,9 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 	case "fracrack":
 		return placement.Request{Required: lvl("rack"), Preferred: topology.NoLevel,
 			Sets: []placement.PodSet{{Pods: 40, GPUs: 1, Milli: 500}}}, nil
+	case "pair":
+		return placement.Request{Required: topology.NoLevel, Preferred: topology.NoLevel,
+			Sets: []placement.PodSet{{Pods: 2, GPUs: 1}}}, nil
 	case "fracmix":
 		return placement.Request{Required: lvl("rack"), Preferred: topology.NoLevel, Sets: []placement.PodSet{
 			{Pods: 4, GPUs: 1, Milli: 500}, {Pods: 8, GPUs: 1, Milli: 250}}}, nil
