@@ -28,6 +28,7 @@ var PlaceRequests = map[string][]string{
 //	               required host: GPU-sharing pods that fit many hosts
 //	fracrack       40 pods of half a GPU, required rack
 //	pair           2 pods of one GPU anywhere (no level required)
+//	fracany        4 pods of half a GPU and 8 of a quarter, anywhere
 //	fracmix        4 pods of half a GPU and 8 of a quarter, required rack
 //	wholefrac      a pod of 2 GPUs and 2 of half a GPU, required host
 //	spreadpair     fracpair under the Spread policy (the emptiest host)
@@ -85,6 +86,9 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 	case "pair":
 		return placement.Request{Required: topology.NoLevel, Preferred: topology.NoLevel,
 			Sets: []placement.PodSet{{Pods: 2, GPUs: 1}}}, nil
+	case "fracany":
+		return placement.Request{Required: topology.NoLevel, Preferred: topology.NoLevel, Sets: []placement.PodSet{
+			{Pods: 4, GPUs: 1, Milli: 500}, {Pods: 8, GPUs: 1, Milli: 250}}}, nil
 	case "fracmix":
 		return placement.Request{Required: lvl("rack"), Preferred: topology.NoLevel, Sets: []placement.PodSet{
 			{Pods: 4, GPUs: 1, Milli: 500}, {Pods: 8, GPUs: 1, Milli: 250}}}, nil
