@@ -415,7 +415,8 @@ func partFrom(part *[topology.PartialBuckets]int32, milli int32) int32 {
 // GPU (a whole-GPU pod for one on each of its GPUs), and the GPUs would
 // still hold them; a whole-GPU primary counts only the whole-GPU pods' GPUs
 // (fractions may sit on partly used GPUs); and the host's CPU and memory
-// hold every pod's. Never below the primary set's pods.
+// hold every pod's. Never below the primary set's pods; in whole slices
+// where a host's capacity counts them (capOf).
 func (v *Solver) gangCapFloor() int64 {
 	p := v.set
 	c := int64(inf) // CPU-only primary: its GPUs bound nothing
@@ -441,7 +442,11 @@ func (v *Solver) gangCapFloor() int64 {
 	if p.MemoryMiB > 0 {
 		c = min(c, v.gang.mem/int64(p.MemoryMiB))
 	}
-	return max(c, int64(p.Pods))
+	c = max(c, int64(p.Pods))
+	if v.sliceS > 1 && v.hl <= v.sliceL { // a host's capacity counts whole slices (capOf): so does the floor
+		c -= c % v.sliceS
+	}
+	return c
 }
 
 // mostFree is the most free GPUs a host of an acceptable model has (the

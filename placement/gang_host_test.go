@@ -148,7 +148,9 @@ func gangHostRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID
 	}
 	for range n {
 		set := genSet(rng, t, r.Required, int32(1+rng.IntN(4)), max(t.MaxHostGPUs(), 1))
-		set.SliceSize, set.SliceLevel = 0, 0
+		if rng.IntN(4) > 0 { // slices now and then (a host counts whole slices)
+			set.SliceSize, set.SliceLevel = 0, 0
+		}
 		if rng.IntN(3) > 0 {
 			set.GPUs, set.Milli = 1, pick[int32](rng, 200, 300, 400, 500, 600, 700, int32(1+rng.IntN(999)))
 			if rng.IntN(2) == 0 {

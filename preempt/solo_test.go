@@ -17,8 +17,10 @@ import (
 // requests of one or two pod sets, whole GPUs and fractions, required at
 // every level (a quarter of them fractions in a rack, where many leaves
 // share their bound and the credit bound does not apply): the same feasibility; where the search without the bound
-// proves its answer, the one with it proves the same answer (same cost,
-// victims and pods); neither below the other's bound; each answer valid.
+// proves its answer, the one with it proves one of the same cost (which of
+// equal-cost answers the search meets first may differ: a raised leaf is
+// met later); neither below the other's bound; each answer valid and
+// irreducible.
 func TestSoloSameAnswer(t *testing.T) {
 	seed := testSeed(t)
 	n := testSteps(t, 1500)
@@ -59,9 +61,7 @@ func TestSoloSameAnswer(t *testing.T) {
 		if b.Exact {
 			both++
 			require.True(t, a.Exact, where)
-			require.Equal(t, b.Cost, a.Cost, where)
-			require.Equal(t, b.Victims, a.Victims, where)
-			require.Equal(t, b.Plan.Pods, a.Plan.Pods, where)
+			require.Equal(t, b.Cost, a.Cost, where) // which of equal-cost answers comes first may differ: raised leaves are met later
 		}
 		if a.Scopes < b.Scopes {
 			fewer++
@@ -70,6 +70,7 @@ func TestSoloSameAnswer(t *testing.T) {
 			victims++
 		}
 		checkResult(t, s, r, &a, i)
+		requireIrreducible(t, &oracle{s: s, r: r}, a.Victims, where)
 	}
 	t.Logf("seed %d: %d instances, %d with victims, %d proven without the bound and the same with it, %d searched fewer scopes",
 		seed, checked, victims, both, fewer)
