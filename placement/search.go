@@ -109,6 +109,14 @@ func (v *Solver) solve() (topology.DomainID, bool) {
 		}
 		return 0, false
 	}
+	return v.solveRequired(sl)
+}
+
+// solveRequired is solve for a level required below the scope's: the
+// shortcuts that name the domain or host it goes to, else the candidates
+// of that level in the policy's order.
+func (v *Solver) solveRequired(sl topology.Level) (topology.DomainID, bool) {
+	r := v.r
 	v.setCurrent(v.primary())
 	need := int64(v.set.Pods)
 	if c, ok := v.requiredFast(need); ok {
