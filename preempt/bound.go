@@ -113,3 +113,19 @@ func (p *Planner) eligibleGPUs(d topology.DomainID) int64 {
 	}
 	return int64(n) * int64(p.t.MaxHostGPUs())
 }
+
+// moreVictims raises leaf d's bound lb by a bound of k victims holding
+// milli or more. A bound's milli holds for its number of victims only (a
+// lone victim of 8,000 milli says nothing of two of 2,500 each): where k
+// raises the count, the milli is k's, with the aggregate one (lb of d),
+// which holds for every count; where the counts are equal, the larger.
+func (p *Planner) moreVictims(d topology.DomainID, lb Cost, k int, milli int64) Cost {
+	switch {
+	case k > lb.Victims:
+		agg, _ := p.lb(d)
+		lb.Victims, lb.Milli = k, max(milli, agg.Milli)
+	case k == lb.Victims:
+		lb.Milli = max(lb.Milli, milli)
+	}
+	return lb
+}

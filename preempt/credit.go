@@ -141,11 +141,7 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 			if prio > lb.Priority {
 				lb.Priority = prio
 			}
-			lb.Victims = max(lb.Victims, k)
-			if lb.Victims == k {
-				lb.Milli = max(lb.Milli, milli)
-			}
-			return lb, true
+			return p.moreVictims(d, lb, k, milli), true
 		case next == prio || tried == most:
 			return Cost{}, false // all the candidates together do not cover Δ
 		}

@@ -87,3 +87,27 @@ func TestCreditSinglePastCap(t *testing.T) {
 		checkResult(t, s, r, &res, most)
 	}
 }
+
+// TestBoundCountMilli: a leaf's bound raised by the slot bound to one
+// victim of 8,000 milli, then by the credit bound to two victims, must not
+// keep the lone victim's milli: two victims of 5,000 milli in all answer
+// there (seed 1050, instance 2306 of TestCreditOracle's stream, where the
+// planner once answered 6,000 from another rack and called it optimal).
+func TestBoundCountMilli(t *testing.T) {
+	s, r := slotInstance(1050, 2306, 9<<40)
+	require.NotNil(t, r)
+	o := &oracle{s: s, r: r, cands: candidates(s, r.Priority)}
+	want, feasible := o.optimum()
+	require.True(t, feasible)
+	require.Equal(t, preempt.Cost{Priority: 2, Victims: 2, Milli: 5000}, want)
+	var p preempt.Planner
+	var res preempt.Result
+	for _, credit := range []int{1, 0} {
+		preempt.SetCreditBound(&p, credit)
+		ok, why, err := p.Plan(s, r, 10, 1000, &res)
+		require.NoError(t, err)
+		require.True(t, ok, why.Format(s.Tree()))
+		require.Equal(t, want, res.Cost)
+		require.False(t, want.Less(res.Bound))
+	}
+}

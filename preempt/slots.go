@@ -195,8 +195,7 @@ func (p *Planner) slotKey(d topology.DomainID, lb Cost) (Cost, bool) {
 		}
 		last := x.top[len(x.top)-1].slots // the others have no more each
 		k = len(x.top) + int((delta-x.prefix[len(x.top)]+last-1)/last)
-		lb.Victims = max(lb.Victims, k)
-		return lb, true
+		return p.moreVictims(d, lb, k, 0), true
 	}
 	sMin := delta - x.prefix[k-1]
 	milli, ok := x.leastMilli(k, sMin)
@@ -204,11 +203,7 @@ func (p *Planner) slotKey(d topology.DomainID, lb Cost) (Cost, bool) {
 		k++ // fewer than k candidates have sMin slots: no k of them cover Δ
 		milli = 0
 	}
-	lb.Victims = max(lb.Victims, k)
-	if lb.Victims == k {
-		lb.Milli = max(lb.Milli, milli)
-	}
-	return lb, true
+	return p.moreVictims(d, lb, k, milli), true
 }
 
 // leastMilli is a lower bound on the milli of k candidates of sMin slots or
