@@ -27,8 +27,8 @@ import (
 // every answer costs at least (q, 1 victim), and none of one victim of q
 // holds less milli. The candidates are read in one pass and put in order of
 // the solo histogram's buckets (solo.go), least milli first, and a bucket is
-// sorted only when its turn comes; at most MaxTests placements. If none fits (or the
-// budget runs out), the model's search decides as before.
+// sorted only when its turn comes; at most MaxTests placements. If none
+// fits (or the budget runs out), the model's search decides as before.
 
 // loneRoot tries the answer above and returns true if it found one (it is
 // then proven optimal and irreducible).
