@@ -293,7 +293,7 @@ func (v *Solver) gangByFree(sl topology.Level, need int64) (topology.DomainID, b
 		if !v.passBounds(k) {
 			continue
 		}
-		for _, stop := range []bool{true, false} {
+		for _, stop := range [2]bool{true, false} {
 			cs := v.pass(sl, need, k, stop)
 			if len(cs) == 0 {
 				break

@@ -50,24 +50,36 @@ func TestShortcutsSameAnswer(t *testing.T) {
 				}
 			}
 			where := fmt.Sprintf("instance %d step %d (seed %d): %+v gone %v", inst, step, seed, r, gone)
-			okF, whyF, errF := fast.PlaceWithout(s, r, 0, gone, &pf)
-			okS, whyS, errS := slow.PlaceWithout(s, r, 0, gone, &ps)
-			require.Equal(t, errS, errF, where)
-			require.Equal(t, okS, okF, where)
-			require.Equal(t, whyS, whyF, where)
 			compared++
-			if !okS {
-				continue
-			}
-			require.Equal(t, ps.Pods, pf.Pods, where)
-			require.Equal(t, ps.Domain, pf.Domain, where)
-			if len(gone) == 0 {
+			if sameAnswer(t, s, r, gone, &fast, &slow, &pf, &ps, where) && len(gone) == 0 {
 				fits++
-				require.NoError(t, s.Apply(pf.Delta()), where)
-				require.NoError(t, s.Check(), where)
 			}
 		}
 	}
 	t.Logf("%d requests compared, %d fits applied", compared, fits)
 	require.Positive(t, fits)
+}
+
+// sameAnswer places r with jobs gone by fast and by slow and requires the
+// same error, fit, reason, pods, host and domain; with no job gone, a plan
+// that fits is applied and the State checked. It reports whether r fit.
+func sameAnswer(t *testing.T, s *topology.State, r *placement.Request, gone []topology.JobID,
+	fast, slow *placement.Solver, pf, ps *placement.Plan, where string) bool {
+	t.Helper()
+	okF, whyF, errF := fast.PlaceWithout(s, r, 0, gone, pf)
+	okS, whyS, errS := slow.PlaceWithout(s, r, 0, gone, ps)
+	require.Equal(t, errS, errF, where)
+	require.Equal(t, okS, okF, where)
+	require.Equal(t, whyS, whyF, where)
+	if !okS {
+		return false
+	}
+	require.Equal(t, ps.Pods, pf.Pods, where)
+	require.Equal(t, ps.Domain, pf.Domain, where)
+	require.Equal(t, ps.Host, pf.Host, where)
+	if len(gone) == 0 {
+		require.NoError(t, s.Apply(pf.Delta()), where)
+		require.NoError(t, s.Check(), where)
+	}
+	return true
 }
