@@ -29,6 +29,9 @@ var PlaceRequests = map[string][]string{
 //	fracrack       40 pods of half a GPU, required rack
 //	pair           2 pods of one GPU anywhere (no level required)
 //	fracany        4 pods of half a GPU and 8 of a quarter, anywhere
+//	cpugang        a launcher of 4 cores and no GPU with 150 whole-host
+//	               workers, anywhere: two pod sets, so placement (not the
+//	               preemption model) decides which victim sets fit
 //	fracmix        4 pods of half a GPU and 8 of a quarter, required rack
 //	wholefrac      a pod of 2 GPUs and 2 of half a GPU, required host
 //	spreadpair     fracpair under the Spread policy (the emptiest host)
@@ -89,6 +92,9 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 	case "fracany":
 		return placement.Request{Required: topology.NoLevel, Preferred: topology.NoLevel, Sets: []placement.PodSet{
 			{Pods: 4, GPUs: 1, Milli: 500}, {Pods: 8, GPUs: 1, Milli: 250}}}, nil
+	case "cpugang":
+		return placement.Request{Required: topology.NoLevel, Preferred: topology.NoLevel, Sets: []placement.PodSet{
+			{Pods: 1, CPUMilli: 4000}, {Pods: 150, GPUs: host}}}, nil
 	case "fracmix":
 		return placement.Request{Required: lvl("rack"), Preferred: topology.NoLevel, Sets: []placement.PodSet{
 			{Pods: 4, GPUs: 1, Milli: 500}, {Pods: 8, GPUs: 1, Milli: 250}}}, nil

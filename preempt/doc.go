@@ -81,7 +81,9 @@
 // threshold that makes it fit, the candidates every answer needs
 // (without them even all others do not fit), then every subset of the rest
 // in cost order when at most Config.ExactVictims of them remain, else a
-// greedy descent to an irreducible set with a lower bound. The search stops
+// greedy descent to an irreducible set with a lower bound (greedy.go: drops
+// by the model first, placement asked once; else in runs of candidates,
+// doubled while they go, halved when they cannot). The search stops
 // when the best answer costs no more than the least bound left (the answer
 // is then proven optimal: Result.Exact), or when a budget (Config) runs out
 // after a first answer; Result.Bound is then what the search proved.

@@ -31,6 +31,10 @@ func SetSolo(p *Planner, on bool) { p.noSolo = !on }
 // that may go anywhere (lone.go).
 func SetLone(p *Planner, on bool) { p.noLone = !on }
 
+// SetRuns turns on or off (on by default) the greedy's drops in runs
+// (dropRuns); off, it drops candidates one at a time.
+func SetRuns(p *Planner, on bool) { p.noRuns = !on }
+
 // Lones counts the answers the lone-victim answer gave since the Planner
 // was made.
 func Lones(p *Planner) int { return p.lones }

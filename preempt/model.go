@@ -346,22 +346,32 @@ func (m *model) set(c int, in bool) {
 	}
 }
 
+// setRun puts the candidates of run in V (in) or takes them out, each
+// host they share recomputed once.
+func (m *model) setRun(run []int32, in bool) {
+	if len(run) == 1 {
+		m.set(int(run[0]), in)
+		return
+	}
+	for _, c := range run {
+		if m.in[c] != in {
+			m.mark(int(c), in)
+		}
+	}
+	m.flush()
+}
+
 // mark puts candidate c in V (in) or takes it out without recomputing its
-// hosts: they are listed dirty until flush. It returns the capacity of set
-// 0 on c's hosts that were not dirty yet, as last computed (what taking c
-// out can lose at most, beyond the dirty hosts' capacity).
-func (m *model) mark(c int, in bool) int64 {
+// hosts: they are listed dirty until flush.
+func (m *model) mark(c int, in bool) {
 	m.in[c] = in
 	cd := &m.cands[c]
-	lost := int64(0)
 	for _, k := range m.slots[cd.lo:cd.hi] {
 		if !m.dirtyAt[k] {
 			m.dirtyAt[k] = true
 			m.dirty = append(m.dirty, k)
-			lost += m.caps[k]
 		}
 	}
-	return lost
 }
 
 // flush recomputes the dirty hosts, in host order: sorted, or, when they

@@ -211,6 +211,11 @@ type Planner struct {
 	// noLone turns the lone-victim answer (lone.go) off: set by tests that
 	// compare answers with and without it.
 	noLone bool
+	// noRuns makes the greedy drop its candidates one at a time instead of
+	// in runs (dropRuns): set by tests that compare the two.
+	noRuns bool
+	low    []int64    // dropModel's bounds on the totals (scratch)
+	lost   []int64    // and the capacity a drop may lose (scratch)
 	lones  int        // answers the lone-victim answer gave (tests)
 	lone   []loneCand // its candidates (scratch)
 	lone2  []loneCand // and in bucket order
