@@ -29,6 +29,8 @@ var PlaceRequests = map[string][]string{
 //	fracrack       40 pods of half a GPU, required rack
 //	pair           2 pods of one GPU anywhere (no level required)
 //	fracany        4 pods of half a GPU and 8 of a quarter, anywhere
+//	su128          32 whole-host pods (128 GPUs on NVL72) required in an SU
+//	mpisu          su128 with a launcher of 4 cores and 8 GiB and no GPU
 //	cpugang        a launcher of 4 cores and no GPU with 150 whole-host
 //	               workers, anywhere: two pod sets, so placement (not the
 //	               preemption model) decides which victim sets fit
@@ -92,6 +94,12 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 	case "fracany":
 		return placement.Request{Required: topology.NoLevel, Preferred: topology.NoLevel, Sets: []placement.PodSet{
 			{Pods: 4, GPUs: 1, Milli: 500}, {Pods: 8, GPUs: 1, Milli: 250}}}, nil
+	case "su128":
+		return one(32, "su", ""), nil
+	case "mpisu":
+		r := one(32, "su", "")
+		r.Sets = append([]placement.PodSet{{Pods: 1, CPUMilli: 4000, MemoryMiB: 8192}}, r.Sets...)
+		return r, nil
 	case "cpugang":
 		return placement.Request{Required: topology.NoLevel, Preferred: topology.NoLevel, Sets: []placement.PodSet{
 			{Pods: 1, CPUMilli: 4000}, {Pods: 150, GPUs: host}}}, nil

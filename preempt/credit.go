@@ -113,6 +113,7 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 	for h := lo; h < hi; h++ {
 		base += p.creditHost(h, g, plain, noms)
 	}
+	p.creditHosts += int64(hi - lo)
 	need := p.sets[0].pods - base
 	if need <= 0 {
 		return lb, true

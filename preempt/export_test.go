@@ -161,3 +161,19 @@ func leafKeys(p *Planner, s *topology.State, key func(topology.DomainID, Cost) (
 	}
 	return leaves, keys, ok
 }
+
+// SoloKey is the single-victim bound (soloKey) of lb over live preemptible
+// jobs of the given milli, all of priority 0, for a request of priority 1.
+func SoloKey(millis []uint64, lb Cost) Cost {
+	p := &Planner{r: &placement.Request{Priority: 1}, prios: make([]int32, len(millis)), millis: millis,
+		preW: make([]uint64, (len(millis)+63)/64)}
+	for j := range millis {
+		p.preW[j/64] |= 1 << (j % 64)
+	}
+	p.makeSolo()
+	return p.soloKey(lb)
+}
+
+// SoloBucket is the single-victim summary's bucket of a job of milli
+// milli-GPUs.
+func SoloBucket(milli int64) int { return soloBucket(milli) }

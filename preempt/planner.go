@@ -169,24 +169,26 @@ type Planner struct {
 	// irreducible: the best answer was checked irreducible already (the
 	// top-down answer's proof); verify has nothing to do.
 	irreducible bool
-	bound       Cost // the least bound of scopes not searched exactly
-	scopes      int  // leaf scopes examined since the first answer
-	modelled    int  // leaf scopes modelled
-	soloReady   bool // solo counts this search's victims (solo.go)
-	solo        [soloBuckets]int32
-	tests       int  // placement calls
-	testsLate   int  // placement calls since the first answer
-	stopped     bool // a budget ran out
-	fallbacks   int  // model/placement disagreements (a bug: tests check it stays 0)
+	bound       Cost               // the least bound of scopes not searched exactly
+	scopes      int                // leaf scopes examined since the first answer
+	modelled    int                // leaf scopes modelled
+	soloReady   bool               // solo counts this search's victims (solo.go)
+	soloMin     [soloBuckets]int64 // per bucket, the least milli of its jobs (solo.go)
+	soloMax     [soloBuckets]int64 // and the most (-1: none)
+	tests       int                // placement calls
+	testsLate   int                // placement calls since the first answer
+	stopped     bool               // a budget ran out
+	fallbacks   int                // model/placement disagreements (a bug: tests check it stays 0)
 
 	// The slot bound (slots.go): whether the request allows it, the
 	// candidates' summary, and the hosts of the leaves searched so far.
 	// slotForce, set by tests only: > 0 makes the summary at once, < 0
 	// never.
-	slotOK    bool
-	slots     slotSummary
-	leafHosts int64
-	slotForce int
+	slotOK      bool
+	slots       slotSummary
+	leafHosts   int64
+	creditHosts int64 // the hosts the credit bound read (for solo.go)
+	slotForce   int
 	// The credit bound (credit.go): whether the request allows it, its
 	// scratch, creditForce, set by tests only (< 0: never; otherwise on
 	// every leaf), and singles, the leaves it answered alone (search.go's

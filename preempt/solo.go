@@ -1,6 +1,7 @@
 package preempt
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/blinksched/blink/topology"
@@ -12,12 +13,16 @@ import (
 // least milli among such jobs, of at least Milli, bounds every one-victim
 // answer in the leaf, and a leaf no such job can answer alone needs two
 // victims or more. When many leaves share the least bound and each is
-// modelled to learn it cannot beat the best answer (a gang of fractions in
-// a rack, say, where the credit bound does not apply), this ends the search
-// once the best answer is the least any leaf allows. The jobs' milli are
-// counted once per search, lazily, once the leaves modelled have read
-// hosts enough that counting them costs about as much again (soloRatio):
-// a histogram by whole GPUs below soloExact GPUs, by powers of two above.
+// modelled (or has its pods read for the credit bound) to learn it cannot
+// beat the best answer — a gang of fractions in a rack, where the credit
+// bound does not apply, or 32 whole hosts in an SU of 144, where every SU
+// lacks 128 GPUs and the least job that frees them holds 144 — this ends
+// the search once the best answer is the least any leaf allows. The jobs'
+// milli are summarised once per search, lazily, once the leaves have read
+// hosts enough that summarising them costs about as much again
+// (soloRatio): per bucket (one per whole GPU below soloExact GPUs, one per
+// power of two above) the least and the most milli of its jobs, so the
+// bound is exact unless a bucket holds jobs on both sides of Milli.
 // Searches over single hosts (hostMode), whose leaves cost little, do
 // without it.
 
@@ -38,30 +43,25 @@ func soloBucket(milli int64) int {
 	if g := milli / topology.FullGPU; g < soloExact {
 		return int(g)
 	}
-	b := soloExact
-	for x := milli / (soloExact * topology.FullGPU); x > 1; x >>= 1 {
-		b++
-	}
-	return min(b, soloBuckets-1)
+	x := uint64(milli / (soloExact * topology.FullGPU)) // ≥ 1
+	return min(soloExact+bits.Len64(x)-1, soloBuckets-1)
 }
 
-// soloLow is the least milli of bucket b.
-func soloLow(b int) int64 {
-	if b < soloExact {
-		return int64(b) * topology.FullGPU
-	}
-	return int64(soloExact*topology.FullGPU) << (b - soloExact)
-}
-
-// makeSolo counts the live preemptible jobs of priority below the
-// request's by milli. O(jobs).
+// makeSolo summarises the live preemptible jobs of priority below the
+// request's by milli: per bucket the least and the most. O(jobs).
 func (p *Planner) makeSolo() {
-	p.solo = [soloBuckets]int32{}
+	for b := range p.soloMin {
+		p.soloMin[b], p.soloMax[b] = math.MaxInt64, -1
+	}
+	prios, millis, below := p.prios, p.millis[:len(p.prios)], p.r.Priority
+	lo, hi := &p.soloMin, &p.soloMax
 	for w, word := range p.preW {
 		for ; word != 0; word &= word - 1 {
 			j := w<<6 + bits.TrailingZeros64(word)
-			if j < len(p.prios) && p.prios[j] < p.r.Priority {
-				p.solo[soloBucket(int64(p.millis[j]))]++
+			if j < len(prios) && prios[j] < below {
+				m := int64(millis[j])
+				b := soloBucket(m)
+				lo[b], hi[b] = min(lo[b], m), max(hi[b], m)
 			}
 		}
 	}
@@ -69,16 +69,18 @@ func (p *Planner) makeSolo() {
 }
 
 // soloKey raises a one-victim bound lb to the least milli a single victim
-// of at least lb.Milli can hold (from the histogram, to its bucket's
-// floor), or to two victims if none can. Other bounds are returned as they
-// are.
+// of at least lb.Milli can hold, or to two victims if none can. In the
+// bucket of lb.Milli a job of at least lb.Milli exists only if the bucket's
+// most is; the least milli of the first bucket that has one is the answer,
+// unless that bucket holds less than lb.Milli too (then lb.Milli stands).
+// Other bounds are returned as they are.
 func (p *Planner) soloKey(lb Cost) Cost {
 	if lb.Victims != 1 {
 		return lb
 	}
 	for b := soloBucket(lb.Milli); b < soloBuckets; b++ {
-		if p.solo[b] > 0 {
-			lb.Milli = max(lb.Milli, soloLow(b))
+		if p.soloMax[b] >= lb.Milli {
+			lb.Milli = max(lb.Milli, p.soloMin[b])
 			return lb
 		}
 	}
@@ -93,7 +95,7 @@ func (p *Planner) soloRaise(e entry) bool {
 		return false
 	}
 	if !p.soloReady {
-		if p.leafHosts*soloRatio < int64(len(p.prios)) {
+		if (p.leafHosts+p.creditHosts)*soloRatio < int64(len(p.prios)) {
 			return false
 		}
 		p.makeSolo()

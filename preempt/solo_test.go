@@ -76,3 +76,57 @@ func TestSoloSameAnswer(t *testing.T) {
 		seed, checked, victims, both, fewer)
 	require.Positive(t, fewer, "the bound never applied")
 }
+
+// TestSoloKey checks the single-victim bound against the least milli of a
+// job holding at least the bound's, on random sets of job sizes (GPUs and
+// fractions, small and up to thousands of GPUs): never above it (a valid
+// bound), two victims exactly when no job is large enough, and equal to it
+// unless the bound's bucket holds jobs on both sides of it.
+func TestSoloKey(t *testing.T) {
+	seed := testSeed(t)
+	exact, some, n := 0, 0, testSteps(t, 3000)
+	for i := range n {
+		rng := rand.New(rand.NewPCG(seed, uint64(i)+1<<46))
+		millis := make([]uint64, 1+rng.IntN(40))
+		for j := range millis {
+			switch rng.IntN(3) {
+			case 0:
+				millis[j] = uint64(1 + rng.IntN(999)) // a fraction
+			case 1:
+				millis[j] = uint64(1+rng.IntN(80)) * 1000
+			default:
+				millis[j] = uint64(pick(rng, 72, 144, 576, 1000, 4608, 9216)+rng.IntN(3)) * 1000
+			}
+		}
+		lb := preempt.Cost{Priority: 0, Victims: 1, Milli: int64(rng.IntN(10_000_000))}
+		if rng.IntN(2) == 0 {
+			lb.Milli = int64(millis[rng.IntN(len(millis))]) + int64(rng.IntN(3)) - 1
+		}
+		want := int64(-1) // the least milli of a job of at least lb.Milli
+		for _, m := range millis {
+			if int64(m) >= lb.Milli && (want < 0 || int64(m) < want) {
+				want = int64(m)
+			}
+		}
+		got := preempt.SoloKey(millis, lb)
+		where := fmt.Sprintf("instance %d (seed %d): %v, bound %v", i, seed, millis, lb)
+		if want < 0 {
+			require.Equal(t, preempt.Cost{Priority: 0, Victims: 2}, got, where)
+			continue
+		}
+		require.Equal(t, 1, got.Victims, where)
+		require.LessOrEqual(t, got.Milli, want, where)
+		require.GreaterOrEqual(t, got.Milli, lb.Milli, where)
+		straddled := false // the bound's bucket holds a job below it
+		for _, m := range millis {
+			straddled = straddled || int64(m) < lb.Milli && preempt.SoloBucket(int64(m)) == preempt.SoloBucket(lb.Milli)
+		}
+		if !straddled {
+			exact++
+			require.Equal(t, want, got.Milli, where)
+		}
+		some++
+	}
+	t.Logf("seed %d: %d instances, %d with a job large enough, %d of them exact (their bucket not straddled)", seed, n, some, exact)
+	require.Positive(t, exact)
+}
