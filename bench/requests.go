@@ -31,6 +31,8 @@ var PlaceRequests = map[string][]string{
 //	fracany        4 pods of half a GPU and 8 of a quarter, anywhere
 //	su128          32 whole-host pods (128 GPUs on NVL72) required in an SU
 //	mpisu          su128 with a launcher of 4 cores and 8 GiB and no GPU
+//	mpiblock       a launcher of 4 cores and 8 GiB and no GPU with 17
+//	               whole-host workers, required in a block
 //	cpugang        a launcher of 4 cores and no GPU with 150 whole-host
 //	               workers, anywhere: two pod sets, so placement (not the
 //	               preemption model) decides which victim sets fit
@@ -98,6 +100,10 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 		return one(32, "su", ""), nil
 	case "mpisu":
 		r := one(32, "su", "")
+		r.Sets = append([]placement.PodSet{{Pods: 1, CPUMilli: 4000, MemoryMiB: 8192}}, r.Sets...)
+		return r, nil
+	case "mpiblock":
+		r := one(17, "block", "")
 		r.Sets = append([]placement.PodSet{{Pods: 1, CPUMilli: 4000, MemoryMiB: 8192}}, r.Sets...)
 		return r, nil
 	case "cpugang":

@@ -105,7 +105,7 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 	x := &p.cred
 	x.begin(len(p.prios))
 	x.single = -1
-	g := p.sets[0].gpus
+	g := p.sets[p.primary].gpus
 	lo, hi := p.t.Hosts(d)
 	plain := p.eligible == nil && p.anyModel
 	noms := p.s.NumNominations() != 0 && p.s.NominatedIn(d)
@@ -114,7 +114,7 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 		base += p.creditHost(h, g, plain, noms)
 	}
 	p.creditHosts += int64(hi - lo)
-	need := p.sets[0].pods - base
+	need := p.sets[p.primary].pods - base
 	if need <= 0 {
 		return lb, true
 	}

@@ -102,10 +102,15 @@ func (x *slotSummary) leastFrom(sMin int64) int64 {
 	return m
 }
 
-// slotAllowed reports whether the request allows the slot bound: one pod
-// set of whole GPUs, its pods within a domain of the required level.
+// slotAllowed reports whether the request allows the slot bound: its pods
+// within a domain of the required level, its primary set (the one of most
+// GPUs) of whole GPUs. The bound counts that set's pods alone: in a gang of
+// several sets (a launcher and its workers, say) they must fit too, so
+// what frees room for them bounds every answer, and placement still
+// decides each answer for the whole gang.
 func (p *Planner) slotAllowed() bool {
-	return p.mode == domainMode && len(p.sets) == 1 && p.sets[0].gpus > 0 && p.sets[0].milli == 0
+	set := &p.sets[p.primary]
+	return p.mode == domainMode && set.gpus > 0 && set.milli == 0
 }
 
 // slotsDue reports whether the summary should be made before leaf d is
@@ -123,7 +128,7 @@ func (p *Planner) slotsDue(d topology.DomainID) bool {
 // request's) for the slot bound.
 func (p *Planner) makeSlots() {
 	x := &p.slots
-	g := p.sets[0].gpus
+	g := p.sets[p.primary].gpus
 	x.per = (int64(p.t.MaxHostGPUs()) + g - 1) / g
 	top, n, keep := x.top[:0], 0, slotTop
 	if x.keep > 0 {
@@ -175,14 +180,15 @@ func (a slotJob) better(b slotJob) bool {
 // bound; false if no victim set can make the request fit in d.
 func (p *Planner) slotKey(d topology.DomainID, lb Cost) (Cost, bool) {
 	x := &p.slots
-	g := p.sets[0].gpus
+	set := &p.sets[p.primary]
+	g := set.gpus
 	lo, hi := p.t.Hosts(d)
 	// Nominated GPUs the request may take add ⌈e/g⌉ pods on a host with e.
-	delta := p.sets[0].pods - int64(p.s.PodCapacity(d, int(g))) - p.extras.Pods(lo, hi, int(g))
+	delta := set.pods - int64(p.s.PodCapacity(d, int(g))) - p.extras.Pods(lo, hi, int(g))
 	if delta <= 0 {
 		return lb, true
 	}
-	if set := &p.sets[0]; set.cpu == 0 && set.mem == 0 && !p.r.Exclusive {
+	if len(p.r.Sets) == 1 && set.cpu == 0 && set.mem == 0 && !p.r.Exclusive {
 		lb.Priority = max(lb.Priority, p.lowestPrio(d))
 	}
 	k := 1

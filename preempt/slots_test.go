@@ -25,6 +25,14 @@ func genSlotRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID)
 	if rng.IntN(4) != 0 {
 		r.Priority = int32(9 + rng.IntN(3)) // above most jobs: more candidates
 	}
+	switch rng.IntN(6) { // a gang of two sets, the first one primary: the bounds count its pods
+	case 0:
+		r.Sets = append(r.Sets, placement.PodSet{Pods: 1, CPUMilli: pick[int32](rng, 4000, 60000), MemoryMiB: 8192}) // a launcher
+	case 1:
+		r.Sets = append(r.Sets, placement.PodSet{Pods: 1, GPUs: 1, Milli: 500})
+	case 2:
+		r.Sets = append(r.Sets, placement.PodSet{Pods: 1, GPUs: 1})
+	}
 	return r
 }
 
