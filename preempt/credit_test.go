@@ -94,7 +94,7 @@ func TestCreditSinglePastCap(t *testing.T) {
 // there (seed 1050, instance 2306 of TestCreditOracle's stream, where the
 // planner once answered 6,000 from another rack and called it optimal).
 func TestBoundCountMilli(t *testing.T) {
-	s, r := slotInstance(1050, 2306, 9<<40)
+	s, r := slotInstanceOf(1050, 2306, 9<<40, false) // as the stream was then: one pod set
 	require.NotNil(t, r)
 	o := &oracle{s: s, r: r, cands: candidates(s, r.Priority)}
 	want, feasible := o.optimum()

@@ -14,7 +14,7 @@ import (
 // genSlotRequest returns a gang the slot bound applies to: one pod set of
 // whole GPUs, 2–8 pods, inside one domain of level 1; sometimes with CPU,
 // exclusivity or eligible hosts (which the bound must survive).
-func genSlotRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID) *placement.Request {
+func genSlotRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID, gangs bool) *placement.Request {
 	r := genRequest(rng, t, nominees, 1)
 	r.Required = 1
 	r.Preferred = topology.NoLevel
@@ -24,6 +24,9 @@ func genSlotRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID)
 	}
 	if rng.IntN(4) != 0 {
 		r.Priority = int32(9 + rng.IntN(3)) // above most jobs: more candidates
+	}
+	if !gangs {
+		return r
 	}
 	switch rng.IntN(6) { // a gang of two sets, the first one primary: the bounds count its pods
 	case 0:
@@ -117,11 +120,16 @@ func TestSlotKeys(t *testing.T) {
 // tells the tests apart): a gang the bounds apply to on a busy cluster, or
 // nil if the draw is not a valid request.
 func slotInstance(seed uint64, i int, salt uint64) (*topology.State, *placement.Request) {
+	return slotInstanceOf(seed, i, salt, true)
+}
+
+// slotInstanceOf is slotInstance, its request of one pod set unless gangs.
+func slotInstanceOf(seed uint64, i int, salt uint64, gangs bool) (*topology.State, *placement.Request) {
 	rng := rand.New(rand.NewPCG(seed, uint64(i)+salt))
 	tree := genSlotTree(rng, 16)
 	s := topology.NewState(tree)
 	nominees := genSlotLoad(rng, s)
-	r := genSlotRequest(rng, tree, nominees)
+	r := genSlotRequest(rng, tree, nominees, gangs)
 	if r.Validate(tree) != nil {
 		return s, nil
 	}
