@@ -204,7 +204,7 @@ func TestLoopNeverFitsGangHost(t *testing.T) {
 	if r.Code != blink.NeverFits {
 		t.Fatalf("reason %v", r)
 	}
-	if got := r.Format(h.tree); got != "never fits: the pod sets together need a host of 5 GPUs or more, the largest acceptable host has 4" {
+	if got := r.Format(h.tree); got != "never fits: the gang's pods together need a host of 5 GPUs or more, the largest acceptable host has 4" {
 		t.Fatalf("reason %q", got)
 	}
 	if ids := bindIDs(d); len(ids) != 1 || ids[0] != K {

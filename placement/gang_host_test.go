@@ -85,8 +85,8 @@ func TestGangHostSameAnswer(t *testing.T) {
 	require.Positive(t, cut)
 }
 
-// TestGangHostTooSmall: gangs of several pod sets required on one host
-// that no host holds even when all its GPUs are free are refused with the
+// TestGangHostTooSmall: gangs of several pods (of one set or several)
+// required on one host that no host holds even when all its GPUs are free are refused with the
 // GPUs they need, and a gang that packs exactly into the largest host is
 // placed.
 func TestGangHostTooSmall(t *testing.T) {
@@ -115,6 +115,10 @@ func TestGangHostTooSmall(t *testing.T) {
 		{frac(3, 600, 3, 500), 5}, // the 600s alone, the 500s in pairs
 		{&placement.Request{Job: 1, Required: tree.HostLevel(), Preferred: topology.NoLevel,
 			Sets: []placement.PodSet{{Pods: 3, GPUs: 1}, {Pods: 3, GPUs: 1, Milli: 600}}}, 6},
+		// One pod set of several pods on one host: the same sums.
+		{&placement.Request{Job: 1, Required: tree.HostLevel(), Preferred: topology.NoLevel,
+			Sets: []placement.PodSet{{Pods: 2, GPUs: 4}}}, 8},
+		{frac(9, 500), 5}, // two halves a GPU, and one more
 	} {
 		ok, why, err := v.Place(s, tc.r, &plan)
 		require.NoError(t, err)

@@ -33,7 +33,7 @@ const (
 	// required level: each set has a domain whose capacity for it, a bound
 	// where capacities are bounds, holds it).
 	GangSets
-	// GangHostTooSmall: a gang of several pod sets required on one host
+	// GangHostTooSmall: a gang of several pods required on one host
 	// needs at least Need GPUs there (its whole GPUs, and its fractions as
 	// they pack at best), more than the largest acceptable host has (Have).
 	GangHostTooSmall
@@ -111,7 +111,7 @@ func (r Reason) Format(t *topology.Tree) string {
 		}
 		return fmt.Sprintf("%s %d %s of %s, the most an acceptable host with %s enough has is %d", who, r.Need, unit, what, with, r.Have)
 	case GangHostTooSmall:
-		return fmt.Sprintf("the pod sets together need a host of %d GPUs or more, the largest acceptable host has %d", r.Need, r.Have)
+		return fmt.Sprintf("the gang's pods together need a host of %d GPUs or more, the largest acceptable host has %d", r.Need, r.Have)
 	}
 	return r.Code.String()
 }

@@ -28,7 +28,7 @@ func (v *Solver) rejectFast() bool {
 			need += int64(set.Pods) * int64(set.GPUs)
 		}
 	}
-	if v.r.Required == v.hl && len(v.r.Sets) > 1 {
+	if v.r.Required == v.hl && (len(v.r.Sets) > 1 || v.r.Sets[0].Pods > 1) { // the pods share one host
 		n := v.gangHostGPUs()
 		if n > int64(v.maxGPUs) {
 			v.reason = Reason{Code: GangHostTooSmall, Have: int64(v.maxGPUs), Need: n}

@@ -31,6 +31,11 @@ func SetSolo(p *Planner, on bool) { p.noSolo = !on }
 // that may go anywhere (lone.go).
 func SetLone(p *Planner, on bool) { p.noLone = !on }
 
+// SetLoneNow makes the lone-victim answer for gangs required in a domain be
+// tried at the first leaf (on) or once the leaves have read hosts enough
+// (off, the default).
+func SetLoneNow(p *Planner, on bool) { p.loneNow = on }
+
 // SetRuns turns on or off (on by default) the greedy's drops in runs
 // (dropRuns); off, it drops candidates one at a time.
 func SetRuns(p *Planner, on bool) { p.noRuns = !on }

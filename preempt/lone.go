@@ -30,10 +30,47 @@ import (
 // sorted only when its turn comes; at most MaxTests placements. If none
 // fits (or the budget runs out), the model's search decides as before.
 
-// loneRoot tries the answer above and returns true if it found one (it is
-// then proven optimal and irreducible).
+// A gang required in a domain (domainMode) has as many scopes as domains
+// of the required level, and on a full cluster they often share one bound
+// (each lacks the same GPUs), which the single-victim and credit bounds
+// raise domain by domain, reading each one's pods. The same answer holds
+// there: the cluster's bound (the root's) is below every domain's — a
+// victim set that makes the gang fit in a domain makes it fit in the
+// cluster — and placement, asked with the root as the scope, tries every
+// domain of the level. It is tried once per search, before any answer, when
+// the leaves have read hosts enough that it costs about as much again
+// (soloRatio, as the single-victim summary); an answer ends the search.
+
+// loneRoot tries the answer above for a gang that may go anywhere and
+// returns true if it found one (it is then proven optimal and
+// irreducible).
 func (p *Planner) loneRoot() bool {
-	if p.mode != rootMode || p.noLone || !p.extras.Empty() {
+	return p.mode == rootMode && p.loneAnswer()
+}
+
+// loneDomain tries the answer for a gang required in a domain, once its
+// leaves have read hosts enough (see above), and returns true if it found
+// one: the search is then over.
+func (p *Planner) loneDomain() bool {
+	if p.mode != domainMode || p.loneTried || p.found {
+		return false
+	}
+	if !p.loneNow && (p.leafHosts+p.creditHosts)*soloRatio < int64(len(p.prios)) {
+		return false
+	}
+	p.loneTried = true
+	if !p.loneAnswer() {
+		return false
+	}
+	p.bestDom = p.t.HostDomain(p.scratch.Pods[0].Host, p.leafLevel) // where placement put it
+	p.heap = p.heap[:0]                                             // proven: nothing left is cheaper
+	return true
+}
+
+// loneAnswer tries the answer above and returns true if it found one (it is then
+// proven optimal and irreducible).
+func (p *Planner) loneAnswer() bool {
+	if p.noLone || !p.extras.Empty() {
 		return false
 	}
 	lb, ok := p.lb(0)
@@ -124,7 +161,8 @@ func sortLone(cands []loneCand) {
 	})
 }
 
-// loneFits reports whether the request fits anywhere with job j gone.
+// loneFits reports whether the request fits anywhere with job j gone (its
+// plan left in p.scratch).
 func (p *Planner) loneFits(j topology.JobID) bool {
 	p.gone = append(p.gone[:0], j)
 	p.tests++

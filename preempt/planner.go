@@ -213,6 +213,10 @@ type Planner struct {
 	// noLone turns the lone-victim answer (lone.go) off: set by tests that
 	// compare answers with and without it.
 	noLone bool
+	// loneTried: this search tried the lone-victim answer for a gang
+	// required in a domain (loneDomain); loneNow, set by tests only, makes
+	// it try at the first leaf.
+	loneTried, loneNow bool
 	// noRuns makes the greedy drop its candidates one at a time instead of
 	// in runs (dropRuns): set by tests that compare the two.
 	noRuns bool

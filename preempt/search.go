@@ -29,7 +29,7 @@ func (p *Planner) search() {
 	p.found, p.best, p.bound = false, maxCost, maxCost
 	p.bestV, p.bestDom, p.bestHost, p.irreducible = p.bestV[:0], 0, -1, false
 	p.scopes, p.tests, p.testsLate, p.stopped, p.modelled = 0, 0, 0, false, 0
-	p.soloReady = false
+	p.soloReady, p.loneTried = false, false
 	p.near, p.nearScore = Reason{}, -1
 	p.heap = p.heap[:0]
 	p.slots.ready, p.leafHosts, p.creditHosts = false, 0, 0
@@ -92,6 +92,9 @@ func (p *Planner) key(c topology.DomainID, level topology.Level) (Cost, bool) {
 // made, or before its pods were read, is thus searched only once its
 // raised bound is the least.
 func (p *Planner) rekey(e entry) bool {
+	if p.loneDomain() {
+		return true
+	}
 	if p.soloRaise(e) {
 		return true
 	}

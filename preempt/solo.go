@@ -31,8 +31,9 @@ import (
 // soloRatio.
 const soloRatio = 400
 
-// soloExact is the GPUs below which the histogram is exact to a GPU.
-const soloExact = 64
+// soloExact is the GPUs below which the buckets are of one GPU each: job
+// sizes are often near one another (64 and 72 GPUs) below it.
+const soloExact = 1024
 
 // soloBuckets is the number of buckets: soloExact of one GPU, then powers
 // of two up to 2^63 milli.
