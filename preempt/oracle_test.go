@@ -184,6 +184,14 @@ func checkResult(t *testing.T, s *topology.State, r *placement.Request, res *pre
 	}
 	require.NoError(t, c.Apply(res.Plan.Delta()), "instance %d: the plan does not apply", i)
 	require.NoError(t, c.Check())
+	tree := s.Tree()
+	lo, hi := tree.Hosts(res.Scope)
+	for _, pod := range res.Plan.Pods {
+		require.True(t, pod.Host >= lo && pod.Host < hi, "instance %d: a pod outside the scope %s", i, tree.DomainPath(res.Scope))
+	}
+	if pods := len(res.Plan.Pods); pods > 1 && r.Required > 0 && r.Required < tree.HostLevel() {
+		require.Equal(t, r.Required, tree.DomainLevel(res.Scope), "instance %d: the scope is not of the required level", i)
+	}
 	if len(res.Victims) == 0 {
 		require.Empty(t, res.Nomination.GPUs)
 		return
