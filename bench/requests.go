@@ -33,6 +33,8 @@ var PlaceRequests = map[string][]string{
 //	mpisu          su128 with a launcher of 4 cores and 8 GiB and no GPU
 //	mpiblock       a launcher of 4 cores and 8 GiB and no GPU with 17
 //	               whole-host workers, required in a block
+//	exclpair       2 pods of 2 GPUs, exclusive (no other job on their
+//	               hosts), anywhere
 //	cpugang        a launcher of 4 cores and no GPU with 150 whole-host
 //	               workers, anywhere: two pod sets, so placement (not the
 //	               preemption model) decides which victim sets fit
@@ -106,6 +108,9 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 		r := one(17, "block", "")
 		r.Sets = append([]placement.PodSet{{Pods: 1, CPUMilli: 4000, MemoryMiB: 8192}}, r.Sets...)
 		return r, nil
+	case "exclpair":
+		return placement.Request{Required: topology.NoLevel, Preferred: topology.NoLevel, Exclusive: true,
+			Sets: []placement.PodSet{{Pods: 2, GPUs: 2}}}, nil
 	case "cpugang":
 		return placement.Request{Required: topology.NoLevel, Preferred: topology.NoLevel, Sets: []placement.PodSet{
 			{Pods: 1, CPUMilli: 4000}, {Pods: 150, GPUs: host}}}, nil

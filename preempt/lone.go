@@ -93,6 +93,9 @@ func (p *Planner) loneAnswer() bool {
 			if tests == p.cfg.MaxTests {
 				break
 			}
+			if p.r.Exclusive && !p.emptiesHost(c.id) {
+				continue // the hosts it leaves hold others: no room for an exclusive gang
+			}
 			tests++
 			if p.loneFits(c.id) {
 				v := append(p.gone[:0], c.id)
@@ -159,6 +162,25 @@ func sortLone(cands []loneCand) {
 		}
 		return cmp3(int64(a.id), int64(c.id))
 	})
+}
+
+// emptiesHost reports whether job j is alone on some host, which its
+// eviction leaves empty. An exclusive gang that does not fit needs a host
+// more with no other job, so a lone victim that empties none cannot answer
+// it: on a full cluster most small jobs share their hosts, and trying each
+// with placement spent the test budget before reaching one that holds a
+// host alone.
+func (p *Planner) emptiesHost(j topology.JobID) bool {
+	pods := p.s.AppendJobPods(p.lonePods[:0], j)
+	p.lonePods = pods
+	for _, q := range pods {
+		jobs := p.s.AppendHostJobs(p.loneJobs[:0], q.Host)
+		p.loneJobs = jobs
+		if len(jobs) == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // loneFits reports whether the request fits anywhere with job j gone (its

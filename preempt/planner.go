@@ -224,8 +224,11 @@ type Planner struct {
 	lost   []int64    // and the capacity a drop may lose (scratch)
 	lones  int        // answers the lone-victim answer gave (tests)
 	lone   []loneCand // its candidates (scratch)
-	lone2  []loneCand // and in bucket order
-	loneW  []uint64   // its candidate jobs (scratch)
+	// lonePods and loneJobs: scratch of emptiesHost
+	lonePods []topology.Pod
+	loneJobs []topology.JobID
+	lone2    []loneCand // and in bucket order
+	loneW    []uint64   // its candidate jobs (scratch)
 	// Answers the top-down construction proved, and of those the ones it
 	// pruned (tests read them).
 	topDowns, topDownsPruned int

@@ -132,27 +132,38 @@ func genAnywhere(rng *rand.Rand, t *topology.Tree) *placement.Request {
 // valid plan and nomination. At least one answer with victims in twenty must
 // come from the top-down construction, or the test would not test it.
 func TestTopDownOracle(t *testing.T) {
-	anywhereOracle(t, 1<<42, func(p *preempt.Planner) { preempt.SetLone(p, false) }, preempt.TopDowns, "top-down", false, false)
+	anywhereOracle(t, 1<<42, func(p *preempt.Planner) { preempt.SetLone(p, false) }, preempt.TopDowns, "top-down", anywhere{})
 }
 
 // TestLoneOracle is TestTopDownOracle for the lone-victim answer (lone.go;
 // the top-down answer off), with requests of one or two pod sets of whole
 // GPUs, fractions, CPU and memory that may go anywhere.
 func TestLoneOracle(t *testing.T) {
-	anywhereOracle(t, 1<<45, func(p *preempt.Planner) { preempt.SetTopDown(p, false) }, preempt.Lones, "lone-victim", true, false)
+	anywhereOracle(t, 1<<45, func(p *preempt.Planner) { preempt.SetTopDown(p, false) }, preempt.Lones, "lone-victim", anywhere{mixed: true})
 }
 
 // TestLoneDomainOracle is TestLoneOracle for gangs required in a domain (of
 // a level above the hosts), the lone-victim answer tried at the first leaf.
 func TestLoneDomainOracle(t *testing.T) {
-	anywhereOracle(t, 1<<47, func(p *preempt.Planner) { preempt.SetLoneNow(p, true) }, preempt.Lones, "lone-victim", true, true)
+	anywhereOracle(t, 1<<47, func(p *preempt.Planner) { preempt.SetLoneNow(p, true) }, preempt.Lones, "lone-victim", anywhere{mixed: true, required: true})
 }
 
+// TestLoneExclusiveOracle is TestLoneOracle for exclusive gangs, half of
+// them required in a domain: the lone victim must leave a host empty.
+func TestLoneExclusiveOracle(t *testing.T) {
+	anywhereOracle(t, 1<<48, func(p *preempt.Planner) { preempt.SetLoneNow(p, true) }, preempt.Lones, "lone-victim", anywhere{mixed: true, exclusive: true})
+}
+
+// anywhere shapes anywhereOracle's requests: mixed adds requests of any
+// shape (genRequest, no required level); required makes each one required
+// in a domain of a level above the hosts, exclusive makes each exclusive
+// and half of them required so.
+type anywhere struct{ mixed, required, exclusive bool }
+
 // anywhereOracle runs the oracle comparison of TestTopDownOracle for a
-// Planner set up by setup, answer counting the answers under test; mixed
-// adds requests of any shape (genRequest, no required level); required
-// makes each request required in a domain of a level above the hosts.
-func anywhereOracle(t *testing.T, stream uint64, setup func(*preempt.Planner), answers func(*preempt.Planner) int, name string, mixed, required bool) {
+// Planner set up by setup, answer counting the answers under test, on
+// requests shaped by how.
+func anywhereOracle(t *testing.T, stream uint64, setup func(*preempt.Planner), answers func(*preempt.Planner) int, name string, how anywhere) {
 	seed := testSeed(t)
 	n := testSteps(t, 1500)
 	var p preempt.Planner
@@ -165,13 +176,14 @@ func anywhereOracle(t *testing.T, stream uint64, setup func(*preempt.Planner), a
 		s := topology.NewState(tree)
 		genTiled(rng, s, false)
 		r := genAnywhere(rng, tree)
-		if mixed && i%2 == 1 {
+		if how.mixed && i%2 == 1 {
 			r = genRequest(rng, tree, nil, 1+rng.IntN(2))
 			r.Required, r.Preferred = topology.NoLevel, topology.NoLevel
 		}
-		if required {
+		if how.required || how.exclusive && i%4 >= 2 {
 			r.Required, r.Preferred = topology.Level(1+rng.IntN(int(tree.HostLevel())-1)), topology.NoLevel
 		}
+		r.Exclusive = r.Exclusive || how.exclusive
 		if r.Validate(tree) != nil {
 			continue
 		}
