@@ -37,53 +37,68 @@ import (
 // there: the cluster's bound (the root's) is below every domain's — a
 // victim set that makes the gang fit in a domain makes it fit in the
 // cluster — and placement, asked with the root as the scope, tries every
-// domain of the level. It is tried once per search, before any answer, when
-// the leaves have read hosts enough that it costs about as much again
-// (soloRatio, as the single-victim summary); an answer ends the search.
+// domain of the level. It is tried once per search, when the leaves have
+// read hosts enough that it costs about as much again (soloRatio, as the
+// single-victim summary); an answer ends the search. One found before it
+// does not matter: an answer of one victim of priority q is among its
+// candidates, so what it finds is at least as cheap, and any other answer
+// costs more.
 
 // loneRoot tries the answer above for a gang that may go anywhere and
 // returns true if it found one (it is then proven optimal and
 // irreducible).
 func (p *Planner) loneRoot() bool {
-	return p.mode == rootMode && p.loneAnswer()
+	if p.mode != rootMode {
+		return false
+	}
+	proven, _ := p.loneAnswer()
+	return proven
 }
 
-// loneDomain tries the answer for a gang required in a domain, once its
-// leaves have read hosts enough (see above), and returns true if it found
-// one: the search is then over.
-func (p *Planner) loneDomain() bool {
-	if p.mode != domainMode || p.loneTried || p.found {
+// loneLeaf tries the answer for a gang required in a domain once the
+// leaves have read hosts enough (see above), and returns true if the
+// optimum is known: the search is then over. (Requests of one host do
+// without: their leaves cost little, and an exclusive one, the only kind
+// its search does not prove quickly, would have the answer read most small
+// jobs to skip them.)
+func (p *Planner) loneLeaf() bool {
+	if p.mode != domainMode || p.loneTried {
 		return false
 	}
 	if !p.loneNow && (p.leafHosts+p.creditHosts)*soloRatio < int64(len(p.prios)) {
 		return false
 	}
 	p.loneTried = true
-	if !p.loneAnswer() {
+	proven, took := p.loneAnswer()
+	if !proven {
 		return false
 	}
-	p.bestDom = p.t.HostDomain(p.scratch.Pods[0].Host, p.leafLevel) // where placement put it
-	p.heap = p.heap[:0]                                             // proven: nothing left is cheaper
+	if took { // the scope is where placement put it
+		p.bestDom = p.t.HostDomain(p.scratch.Pods[0].Host, p.leafLevel)
+	}
+	p.heap, p.bound = p.heap[:0], p.best // proven: nothing left, and nothing searched before, is cheaper
 	return true
 }
 
-// loneAnswer tries the answer above and returns true if it found one (it is then
-// proven optimal and irreducible).
-func (p *Planner) loneAnswer() bool {
+// loneAnswer tries the answer above and reports whether the optimum is now
+// known (proven), and whether it took its answer as the best (took; false
+// when the best found before costs as much, and is then the optimum).
+func (p *Planner) loneAnswer() (proven, took bool) {
 	if p.noLone || !p.extras.Empty() {
-		return false
+		return false, false
 	}
 	lb, ok := p.lb(0)
 	if !ok || lb.Priority == NoPriority || lb.Victims != 1 || lb.Priority >= p.r.Priority {
-		return false
+		return false, false
 	}
 	q, ok := p.s.LeastPreemptiblePriority(lb.Priority)
 	if !ok || q >= p.r.Priority {
-		return false
+		return false, false
 	}
 	size := (lb.Milli + topology.FullGPU - 1) / topology.FullGPU
 	cands := p.loneCands(q, lb.Milli, size)
-	for tests, i := 0, 0; i < len(cands) && tests < p.cfg.MaxTests; {
+	skips := loneSkips * p.cfg.MaxTests // candidates skipped without a test, at most
+	for tests, i := 0, 0; i < len(cands) && tests < p.cfg.MaxTests && skips > 0; {
 		j := i + 1 // cands[i:j]: one bucket, sorted only when its turn comes
 		for j < len(cands) && soloBucket(cands[j].milli) == soloBucket(cands[i].milli) {
 			j++
@@ -93,22 +108,28 @@ func (p *Planner) loneAnswer() bool {
 			if tests == p.cfg.MaxTests {
 				break
 			}
+			if cost := (Cost{Priority: q, Victims: 1, Milli: c.milli}); p.found && !cost.Less(p.best) {
+				return true, false // every cheaper candidate failed: the best found before is the optimum
+			}
 			if p.r.Exclusive && !p.emptiesHost(c.id) {
+				if skips--; skips == 0 {
+					break
+				}
 				continue // the hosts it leaves hold others: no room for an exclusive gang
 			}
 			tests++
 			if p.loneFits(c.id) {
 				v := append(p.gone[:0], c.id)
 				p.gone = v
-				p.offerSet(v, Cost{Priority: q, Victims: 1, Milli: c.milli})
+				p.offerSet(v, Cost{Priority: q, Victims: 1, Milli: c.milli}) // cheaper than any best: checked above
 				p.irreducible = true
 				p.lones++
-				return true
+				return true, true
 			}
 		}
 		i = j
 	}
-	return false
+	return false, false
 }
 
 // loneCand is a candidate of the lone-victim answer.
@@ -164,6 +185,10 @@ func sortLone(cands []loneCand) {
 	})
 }
 
+// loneSkips is how many candidates the answer may skip without a test
+// (emptiesHost, a fraction of a test's cost) per test it may make.
+const loneSkips = 256
+
 // emptiesHost reports whether job j is alone on some host, which its
 // eviction leaves empty. An exclusive gang that does not fit needs a host
 // more with no other job, so a lone victim that empties none cannot answer
@@ -173,7 +198,11 @@ func sortLone(cands []loneCand) {
 func (p *Planner) emptiesHost(j topology.JobID) bool {
 	pods := p.s.AppendJobPods(p.lonePods[:0], j)
 	p.lonePods = pods
+	free := p.s.HostFreeCounts()
 	for _, q := range pods {
+		if len(pods) == 1 && bits.OnesCount64(q.GPUs) < p.t.HostGPUCount(q.Host)-int(free[q.Host]) {
+			return false // others hold GPUs on its one host (most small jobs: no list to walk)
+		}
 		jobs := p.s.AppendHostJobs(p.loneJobs[:0], q.Host)
 		p.loneJobs = jobs
 		if len(jobs) == 1 {

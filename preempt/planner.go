@@ -214,7 +214,7 @@ type Planner struct {
 	// compare answers with and without it.
 	noLone bool
 	// loneTried: this search tried the lone-victim answer for a gang
-	// required in a domain (loneDomain); loneNow, set by tests only, makes
+	// required in a domain or on one host (loneLeaf); loneNow, set by tests only, makes
 	// it try at the first leaf.
 	loneTried, loneNow bool
 	// noRuns makes the greedy drop its candidates one at a time instead of

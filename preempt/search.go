@@ -92,7 +92,7 @@ func (p *Planner) key(c topology.DomainID, level topology.Level) (Cost, bool) {
 // made, or before its pods were read, is thus searched only once its
 // raised bound is the least.
 func (p *Planner) rekey(e entry) bool {
-	if p.loneDomain() {
+	if p.loneLeaf() {
 		return true
 	}
 	if p.soloRaise(e) {
