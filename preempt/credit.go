@@ -113,7 +113,7 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 	for h := lo; h < hi; h++ {
 		base += p.creditHost(h, g, plain, noms)
 	}
-	p.creditHosts += int64(hi - lo)
+	p.creditLeaves++
 	need := p.sets[p.primary].pods - base
 	if need <= 0 {
 		return lb, true

@@ -65,7 +65,7 @@ func (p *Planner) loneLeaf() bool {
 	if p.mode != domainMode || p.loneTried {
 		return false
 	}
-	if !p.loneNow && (p.leafHosts+p.creditHosts)*soloRatio < int64(len(p.prios)) {
+	if !p.loneNow && !p.summaryDue() {
 		return false
 	}
 	p.loneTried = true

@@ -184,11 +184,11 @@ type Planner struct {
 	// candidates' summary, and the hosts of the leaves searched so far.
 	// slotForce, set by tests only: > 0 makes the summary at once, < 0
 	// never.
-	slotOK      bool
-	slots       slotSummary
-	leafHosts   int64
-	creditHosts int64 // the hosts the credit bound read (for solo.go)
-	slotForce   int
+	slotOK       bool
+	slots        slotSummary
+	leafHosts    int64
+	creditLeaves int // the leaves the credit bound read (for solo.go)
+	slotForce    int
 	// The credit bound (credit.go): whether the request allows it, its
 	// scratch, creditForce, set by tests only (< 0: never; otherwise on
 	// every leaf), and singles, the leaves it answered alone (search.go's

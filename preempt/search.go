@@ -32,7 +32,7 @@ func (p *Planner) search() {
 	p.soloReady, p.loneTried = false, false
 	p.near, p.nearScore = Reason{}, -1
 	p.heap = p.heap[:0]
-	p.slots.ready, p.leafHosts, p.creditHosts = false, 0, 0
+	p.slots.ready, p.leafHosts, p.creditLeaves = false, 0, 0
 	lb, ok := p.lb(0)
 	if !ok {
 		return

@@ -31,6 +31,20 @@ import (
 // soloRatio.
 const soloRatio = 400
 
+// soloLeaves is how many leaves the credit bound may read before the
+// summary is made regardless of their hosts: its reads cost less than a
+// model's, and a search that ends within a few leaves (most) should not pay
+// for the summary, but one that credits leaf after leaf of the same bound
+// (32 hosts in an SU, every SU short of the same GPUs) needs it.
+const soloLeaves = 8
+
+// summaryDue reports whether the leaves have read enough that the summary
+// of the jobs (or the lone-victim answer, which costs about as much) is
+// worth making.
+func (p *Planner) summaryDue() bool {
+	return p.leafHosts*soloRatio >= int64(len(p.prios)) || p.creditLeaves >= soloLeaves
+}
+
 // soloExact is the GPUs below which the buckets are of one GPU each: job
 // sizes are often near one another (64 and 72 GPUs) below it.
 const soloExact = 1024
@@ -96,7 +110,7 @@ func (p *Planner) soloRaise(e entry) bool {
 		return false
 	}
 	if !p.soloReady {
-		if (p.leafHosts+p.creditHosts)*soloRatio < int64(len(p.prios)) {
+		if !p.summaryDue() {
 			return false
 		}
 		p.makeSolo()
