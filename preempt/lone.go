@@ -37,9 +37,9 @@ import (
 // there: the cluster's bound (the root's) is below every domain's — a
 // victim set that makes the gang fit in a domain makes it fit in the
 // cluster — and placement, asked with the root as the scope, tries every
-// domain of the level. It is tried once per search, when the leaves have
-// read hosts enough that it costs about as much again (soloRatio, as the
-// single-victim summary); an answer ends the search. One found before it
+// domain of the level. It is tried once per search, when the single-victim
+// summary is due (summaryDue: the leaves have cost about as much already);
+// an answer ends the search. One found before it
 // does not matter: an answer of one victim of priority q is among its
 // candidates, so what it finds is at least as cheap, and any other answer
 // costs more.
@@ -55,8 +55,8 @@ func (p *Planner) loneRoot() bool {
 	return proven
 }
 
-// loneLeaf tries the answer for a gang required in a domain once the
-// leaves have read hosts enough (see above), and returns true if the
+// loneLeaf tries the answer for a gang required in a domain once it is due
+// (see above), and returns true if the
 // optimum is known: the search is then over. (Requests of one host do
 // without: their leaves cost little, and an exclusive one, the only kind
 // its search does not prove quickly, would have the answer read most small

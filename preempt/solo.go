@@ -18,16 +18,16 @@ import (
 // bound does not apply, or 32 whole hosts in an SU of 144, where every SU
 // lacks 128 GPUs and the least job that frees them holds 144 — this ends
 // the search once the best answer is the least any leaf allows. The jobs'
-// milli are summarised once per search, lazily, once the leaves have read
-// hosts enough that summarising them costs about as much again
-// (soloRatio): per bucket (one per whole GPU below soloExact GPUs, one per
-// power of two above) the least and the most milli of its jobs, so the
-// bound is exact unless a bucket holds jobs on both sides of Milli.
+// milli are summarised once per search, lazily, once the leaves have cost
+// about as much as summarising them (summaryDue): per bucket (one per whole
+// GPU below soloExact GPUs, one per power of two above) the least and the
+// most milli of its jobs, so the bound is exact unless a bucket holds jobs
+// on both sides of Milli.
 // Searches over single hosts (hostMode), whose leaves cost little, do
 // without it.
 
 // soloRatio is about what counting a job costs against modelling a host,
-// inverted: the histogram is made once the hosts modelled reach the jobs ÷
+// inverted: the summary is due once the hosts modelled reach the jobs ÷
 // soloRatio.
 const soloRatio = 400
 
