@@ -169,7 +169,7 @@ func PreemptAfterCycle(seed uint64) (*topology.State, placement.Request, error) 
 // PlaceRequest); PreemptPriority is their priority: above classes 1, 10 and
 // 100 of the fill, below 1000.
 var PreemptRequests = map[string][]string{
-	"nvl72": {"host4", "rack72", "su576", "gpus200k", "fracrack", "fracpair", "pair", "fracany", "cpugang", "su128", "mpisu", "mpiblock", "exclpair"},
+	"nvl72": {"host4", "rack72", "su576", "gpus200k", "fracrack", "fracpair", "pair", "fracany", "cpugang", "su128", "mpisu", "mpiblock", "exclpair", "exclsu"},
 	"hgx":   {"host8", "su256", "pod4096", "gpus200k", "pair", "fracany", "cpugang", "exclpair"},
 }
 

@@ -35,6 +35,7 @@ var PlaceRequests = map[string][]string{
 //	               whole-host workers, required in a block
 //	exclpair       2 pods of 2 GPUs, exclusive (no other job on their
 //	               hosts), anywhere
+//	exclsu         2 pods of one GPU, exclusive, required in an SU
 //	cpugang        a launcher of 4 cores and no GPU with 150 whole-host
 //	               workers, anywhere: two pod sets, so placement (not the
 //	               preemption model) decides which victim sets fit
@@ -111,6 +112,10 @@ func PlaceRequest(t *topology.Tree, name string) (placement.Request, error) {
 	case "exclpair":
 		return placement.Request{Required: topology.NoLevel, Preferred: topology.NoLevel, Exclusive: true,
 			Sets: []placement.PodSet{{Pods: 2, GPUs: 2}}}, nil
+	case "exclsu":
+		r, _ := PlaceRequest(t, "exclpair")
+		r.Required, r.Sets[0].GPUs = lvl("su"), 1
+		return r, nil
 	case "cpugang":
 		return placement.Request{Required: topology.NoLevel, Preferred: topology.NoLevel, Sets: []placement.PodSet{
 			{Pods: 1, CPUMilli: 4000}, {Pods: 150, GPUs: host}}}, nil

@@ -86,9 +86,9 @@ func TestGangHostSameAnswer(t *testing.T) {
 }
 
 // TestGangHostTooSmall: gangs of several pods (of one set or several)
-// required on one host that no host holds even when all its GPUs are free are refused with the
-// GPUs they need, and a gang that packs exactly into the largest host is
-// placed.
+// required on one host that no host holds even when all its GPUs are free
+// are refused with the GPUs they need, and a gang that packs exactly into
+// the largest host is placed.
 func TestGangHostTooSmall(t *testing.T) {
 	var hosts []topology.HostSpec
 	for i := range 4 {
