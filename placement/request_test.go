@@ -61,6 +61,7 @@ func TestMalformedRequests(t *testing.T) {
 		{"preferred with required host", func(r *placement.Request) { r.Required, r.Preferred = host, rack }, "not below required"},
 		{"slice size without slice level", func(r *placement.Request) { r.Sets[0].SliceSize = 2 }, "slice size 2 needs a slice level"},
 		{"slice level without slice size", func(r *placement.Request) { r.Sets[0].SliceLevel = rack }, "slice level rack without a slice size"},
+		{"unknown slice level without slice size", func(r *placement.Request) { r.Sets[0].SliceLevel = 9 }, "slice level 9 without a slice size"},
 		{"slice size not dividing the pods", func(r *placement.Request) { r.Sets[0].SliceSize, r.Sets[0].SliceLevel = 3, rack }, "slice size 3 does not divide 4 pods"},
 		{"slice level above the required level", func(r *placement.Request) {
 			r.Required = rack

@@ -1,6 +1,9 @@
 package topology
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Tree is the immutable topology of a cluster: domain levels root-first, the
 // hosts below them and their GPUs, laid out as struct-of-arrays with int32
@@ -48,8 +51,14 @@ func (t *Tree) Levels() int { return len(t.levelNames) - 1 }
 func (t *Tree) HostLevel() Level { return Level(len(t.levelNames) - 1) }
 
 // LevelName returns the name of level l: "" for the root, "host" for the
-// host level.
-func (t *Tree) LevelName(l Level) string { return t.levelNames[l] }
+// host level, and the number itself for a level the tree does not have (an
+// error message may name a level a caller got wrong).
+func (t *Tree) LevelName(l Level) string {
+	if int(l) < 0 || int(l) >= len(t.levelNames) {
+		return fmt.Sprint(int(l))
+	}
+	return t.levelNames[l]
+}
 
 // LevelByName returns the level called name ("host" included), or false.
 func (t *Tree) LevelByName(name string) (Level, bool) {
