@@ -36,8 +36,7 @@ func TestRandomLoops(t *testing.T) {
 	steps := int(envInt(t, "BLINK_STEPS", 10000))
 	seed := envInt(t, "BLINK_SEED", 1)
 	t.Logf("BLINK_SEED=%d BLINK_STEPS=%d", seed, steps)
-	configs := []loopConfig{{name: "plain"}, {name: "spares+planners", spares: true, plans: true},
-		{name: "planners/no-ends", plans: true, noEnds: true}, {name: "planners/extremes", plans: true, extremes: true}}
+	configs := loopConfigs()
 	for i, c := range configs {
 		t.Run(c.name, func(t *testing.T) {
 			n := steps / len(configs)
@@ -61,6 +60,11 @@ type loopConfig struct {
 	spares, plans, noEnds, extremes bool
 }
 
+func loopConfigs() []loopConfig {
+	return []loopConfig{{name: "plain"}, {name: "spares+planners", spares: true, plans: true},
+		{name: "planners/no-ends", plans: true, noEnds: true}, {name: "planners/extremes", plans: true, extremes: true}}
+}
+
 type loopResult struct {
 	digest []byte
 	stats  string
@@ -79,6 +83,12 @@ type loop struct {
 }
 
 func runLoop(t *testing.T, seed uint64, steps int, c loopConfig) loopResult {
+	return runLoopWith(t, rand.New(rand.NewPCG(seed, 42)), fmt.Sprintf("seed %d", seed), steps, c)
+}
+
+// runLoopWith runs steps random events drawn from rng (what names it in
+// messages) under config c.
+func runLoopWith(t *testing.T, rng *rand.Rand, what string, steps int, c loopConfig) loopResult {
 	sh := topology.Shape{Levels: []string{"su", "rack"}, FanOut: []int{2, 3, 4}, GPUsPerHost: 4,
 		CPUMilli: 16000, MemoryMiB: 65536}
 	cfg := blink.Config{BindTimeout: 20, EvictTimeout: 30, MoveTimeout: 40, ReservationTimeout: 100, MaxMoves: 2}
@@ -93,14 +103,14 @@ func runLoop(t *testing.T, seed uint64, steps int, c loopConfig) loopResult {
 	if c.extremes {
 		cfg.DefaultRunTime = math.MaxInt64 - 1
 	}
-	l := &loop{t: t, rng: rand.New(rand.NewPCG(seed, 42)), h: newHarness(t, sh, cfg), n: map[string]int{}, c: c}
+	l := &loop{t: t, rng: rng, h: newHarness(t, sh, cfg), n: map[string]int{}, c: c}
 	for step := range steps {
 		l.step(step)
 		if err := l.h.e.Check(); err != nil {
-			t.Fatalf("seed %d step %d: %v", seed, step, err)
+			t.Fatalf("%s step %d: %v", what, step, err)
 		}
 		if err := l.h.e.ReadyAgrees(); err != nil {
-			t.Fatalf("seed %d step %d: %v", seed, step, err)
+			t.Fatalf("%s step %d: %v", what, step, err)
 		}
 		if step%97 == 48 {
 			l.cloneAndCycle(step)
