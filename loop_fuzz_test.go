@@ -2,7 +2,6 @@ package blink_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"testing"
 
 	"github.com/blinksched/blink/internal/testkit"
@@ -15,9 +14,7 @@ import (
 //
 //	go test -run '^$' -fuzz FuzzLoop -fuzztime 10m .
 func FuzzLoop(f *testing.F) {
-	for i := range uint64(16) {
-		f.Add(binary.LittleEndian.AppendUint64(nil, i*0x9e3779b97f4a7c15))
-	}
+	testkit.AddSeeds(f, 16)
 	configs := loopConfigs()
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c := configs[testkit.Rand(in).IntN(len(configs))]

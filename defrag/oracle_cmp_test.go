@@ -1,7 +1,6 @@
 package defrag_test
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -52,10 +51,7 @@ func TestMakeRoomOracle(t *testing.T) {
 //
 //	go test -run '^$' -fuzz FuzzMakeRoomOracle -fuzztime 10m ./defrag
 func FuzzMakeRoomOracle(f *testing.F) {
-	for i := range uint64(48) {
-		f.Add(binary.LittleEndian.AppendUint64(nil, i*0x9e3779b97f4a7c15))
-	}
-	f.Add([]byte{})
+	testkit.AddSeeds(f, 48)
 	var p defrag.Planner // reused, as in the test
 	var plan defrag.Plan
 	f.Fuzz(func(t *testing.T, in []byte) {

@@ -1,7 +1,6 @@
 package placement_test
 
 import (
-	"encoding/binary"
 	"testing"
 
 	"github.com/blinksched/blink/internal/testkit"
@@ -20,10 +19,7 @@ import (
 //
 //	go test -run '^$' -fuzz FuzzPlace -fuzztime 10m ./placement
 func FuzzPlace(f *testing.F) {
-	for i := range uint64(48) {
-		f.Add(binary.LittleEndian.AppendUint64(nil, i*0x9e3779b97f4a7c15))
-	}
-	f.Add([]byte{})
+	testkit.AddSeeds(f, 48)
 	var v placement.Solver // reused, as in the oracle test
 	var plan placement.Plan
 	f.Fuzz(func(t *testing.T, in []byte) {

@@ -2,7 +2,6 @@ package preempt_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"testing"
 
 	"github.com/blinksched/blink/internal/testkit"
@@ -22,10 +21,7 @@ import (
 //
 //	go test -run '^$' -fuzz FuzzPlan -fuzztime 10m ./preempt
 func FuzzPlan(f *testing.F) {
-	for i := range uint64(48) {
-		f.Add(binary.LittleEndian.AppendUint64(nil, i*0x9e3779b97f4a7c15))
-	}
-	f.Add([]byte{})
+	testkit.AddSeeds(f, 48)
 	configs := []preempt.Config{{}, {ExactVictims: 1}, {ExactVictims: 2, MaxScopes: 1, MaxTests: 1}, {MaxSubsets: 3}}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		rng := testkit.Rand(in)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/fnv"
 	"math/rand/v2"
+	"testing"
 )
 
 // Bytes is a rand.Source that reads its numbers from a fuzzer's input, so
@@ -38,3 +39,13 @@ func (b *Bytes) Uint64() uint64 {
 
 // Rand returns a generator drawing from in (NewBytes).
 func Rand(in []byte) *rand.Rand { return rand.New(NewBytes(in)) }
+
+// AddSeeds adds n inputs of one word each (spread over the word's range) and
+// the empty input to f's seed corpus, for a target that reads its input
+// through Bytes: each draws a different instance, and go test runs them all.
+func AddSeeds(f *testing.F, n int) {
+	for i := range uint64(n) {
+		f.Add(binary.LittleEndian.AppendUint64(nil, i*0x9e3779b97f4a7c15))
+	}
+	f.Add([]byte{})
+}
