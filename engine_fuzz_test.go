@@ -19,7 +19,8 @@ import (
 // jobs, hosts, GPUs and domains that exist or do not, in states that match
 // or do not, and a clock that may run backwards. Every call either succeeds
 // or returns an error and changes nothing; Check and ReadyAgrees hold after
-// every call; a cycle's decisions are what the State holds; and a second
+// every call; a cycle's decisions are what the State holds, and a job it
+// answers does not fit fits nowhere when it ends (checkNoFit); and a second
 // engine given the same calls decides the same. The tree is small and
 // mixed (hosts of 2, 4 and 8 GPUs of two models, CPU and memory limits).
 //
@@ -149,8 +150,10 @@ func (r *fuzzRun) step(step int) {
 			r.ids = append(r.ids, id)
 		}
 	case 2, 3:
+		noms := snapNoms(e.State())
 		d := e.Cycle(r.now)
 		r.l.verify(step, d)
+		r.l.checkNoFit(step, d, noms)
 		fmt.Fprintf(&r.out, "%d|%v|%v|%v|%v|%v|%v\n", d.Now, d.Binds, d.Repairs, d.Preemptions, d.Moves, d.Expired, d.Pending)
 		return
 	case 4:

@@ -18,7 +18,9 @@ import (
 
 // Randomised loops: an embedder that submits, cycles, confirms, fails,
 // recovers, drains, cancels and sends bad reports at random, with Check
-// after every event. BLINK_STEPS sets the number of events (default 10,000);
+// after every event, every cycle's decisions verified against the State
+// (verify) and its "does not fit" answers against a fresh placement
+// (checkNoFit, nofit_test.go). BLINK_STEPS sets the number of events (default 10,000);
 // BLINK_SEED the seed (default 1), logged so a failure can be replayed.
 
 func envInt(t *testing.T, name string, def uint64) uint64 {
@@ -207,9 +209,11 @@ func (l *loop) step(step int) {
 		l.ids = append(l.ids, id)
 		l.n["submit"]++
 	case x < 36:
+		before := snapNoms(e.State())
 		d := e.Cycle(l.now)
 		l.record(d)
 		l.verify(step, d)
+		l.checkNoFit(step, d, before)
 	case x < 70:
 		for range 1 + r.IntN(4) {
 			id, ok := l.pick()
