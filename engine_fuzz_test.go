@@ -20,7 +20,8 @@ import (
 // or do not, and a clock that may run backwards. Every call either succeeds
 // or returns an error and changes nothing; Check and ReadyAgrees hold after
 // every call; a cycle's decisions are what the State holds, and a job it
-// answers does not fit fits nowhere when it ends (checkNoFit); and a second
+// answers does not fit fits nowhere when it ends (checkNoFit), nor does an
+// elastic job it binds one size larger (checkElastic); and a second
 // engine given the same calls decides the same. The tree is small and
 // mixed (hosts of 2, 4 and 8 GPUs of two models, CPU and memory limits).
 //
@@ -154,6 +155,7 @@ func (r *fuzzRun) step(step int) {
 		d := e.Cycle(r.now)
 		r.l.verify(step, d)
 		r.l.checkNoFit(step, d, noms)
+		r.l.checkElastic(step, d, noms)
 		fmt.Fprintf(&r.out, "%d|%v|%v|%v|%v|%v|%v\n", d.Now, d.Binds, d.Repairs, d.Preemptions, d.Moves, d.Expired, d.Pending)
 		return
 	case 4:

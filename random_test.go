@@ -19,8 +19,9 @@ import (
 // Randomised loops: an embedder that submits, cycles, confirms, fails,
 // recovers, drains, cancels and sends bad reports at random, with Check
 // after every event, every cycle's decisions verified against the State
-// (verify) and its "does not fit" answers against a fresh placement
-// (checkNoFit, nofit_test.go). BLINK_STEPS sets the number of events (default 10,000);
+// (verify), its "does not fit" answers against a fresh placement
+// (checkNoFit, nofit_test.go) and its elastic binds' sizes against the next
+// size up (checkElastic, elastic_check_test.go). BLINK_STEPS sets the number of events (default 10,000);
 // BLINK_SEED the seed (default 1), logged so a failure can be replayed.
 
 func envInt(t *testing.T, name string, def uint64) uint64 {
@@ -214,6 +215,7 @@ func (l *loop) step(step int) {
 		l.record(d)
 		l.verify(step, d)
 		l.checkNoFit(step, d, before)
+		l.checkElastic(step, d, before)
 	case x < 70:
 		for range 1 + r.IntN(4) {
 			id, ok := l.pick()
