@@ -192,7 +192,8 @@ type job struct {
 
 	deadline  int64 // of the unconfirmed action (assumed, repairing, moving, evicting, released)
 	started   int64
-	need      int64  // whole GPUs of the smallest size (fractions count 1)
+	need      int64  // GPUs the smallest size needs at least: its whole GPUs, its fractions' milli rounded up
+	resGPUs   int64  // GPUs a reservation of the smallest size takes: fractions packed per set
 	key       uint64 // hash of the static part of the memo key
 	seq       uint64 // submission order
 	submit    int64
@@ -248,19 +249,23 @@ func (j *job) prepare() {
 	s := &j.spec
 	j.minReq = j.minReq[:0]
 	j.elastic = false
-	j.need = 0
+	whole, milli, packed := int64(0), int64(0), int64(0)
 	for i, set := range s.Sets {
 		if s.MinPods != nil && s.MinPods[i] > 0 && s.MinPods[i] < set.Pods {
 			set.Pods = s.MinPods[i]
 			j.elastic = true
 		}
 		j.minReq = append(j.minReq, set)
-		g := int64(set.GPUs)
-		if set.Milli > 0 {
-			g = 1
+		if set.Milli > 0 { // fractions of several sets may share a GPU
+			milli += int64(set.Milli) * int64(set.Pods)
+			perGPU := int64(topology.FullGPU / set.Milli)
+			packed += (int64(set.Pods) + perGPU - 1) / perGPU
+			continue
 		}
-		j.need += g * int64(set.Pods)
+		whole += int64(set.GPUs) * int64(set.Pods)
 	}
+	j.need = whole + (milli+topology.FullGPU-1)/topology.FullGPU
+	j.resGPUs = whole + packed
 	if !j.elastic {
 		j.minReq = j.minReq[:0] // minSets is the spec's own: one record fewer to read per job
 	}

@@ -52,7 +52,7 @@ func (e *Engine) reserve(slot int32) bool {
 	if g == 0 {
 		return false
 	}
-	need := (j.need + int64(g) - 1) / int64(g)
+	need := (j.resGPUs + int64(g) - 1) / int64(g)
 	d := e.reserveDomain(j)
 	if d < 0 {
 		return false
@@ -106,7 +106,7 @@ func (e *Engine) reserveDomain(j *job) topology.DomainID {
 	if l <= 0 || l >= e.t.HostLevel() {
 		l = 0
 		for lv := e.t.HostLevel() - 1; lv > 0; lv-- {
-			if e.maxHealthy[lv] >= j.need {
+			if e.maxHealthy[lv] >= j.resGPUs {
 				l = lv
 				break
 			}
@@ -116,7 +116,7 @@ func (e *Engine) reserveDomain(j *job) topology.DomainID {
 	best := topology.DomainID(-1)
 	free := e.s.DomainFreeData()
 	for d := lo; d < hi; d++ {
-		if int64(e.s.HealthyGPUs(d)) >= j.need && (best < 0 || free[d] > free[best]) {
+		if int64(e.s.HealthyGPUs(d)) >= j.resGPUs && (best < 0 || free[d] > free[best]) {
 			best = d
 		}
 	}
