@@ -32,7 +32,7 @@ func (e *Engine) tryPreempt(slot int32) bool {
 	j := &e.jobs[slot]
 	r := e.minRequest(slot)
 	victims, plan, ok, err := e.cfg.Preempter.Preempt(e.s, r)
-	if err != nil || !ok || plan == nil || !e.planFits(j.minSets(), plan) {
+	if err != nil || !ok || plan == nil || !e.planFits(j, j.minSets(), plan) {
 		return false
 	}
 	if len(victims) == 0 {
@@ -67,26 +67,6 @@ func (e *Engine) tryPreempt(slot int32) bool {
 	e.dec.Preemptions = append(e.dec.Preemptions, Preemption{Job: e.id(slot), Victims: e.keepIDs(rs.ids),
 		Domain: plan.Domain, GPUs: len(e.gpuList)})
 	return true
-}
-
-// planFits reports whether a planner's plan has the request's pod sets, in
-// rank order (each pod the shape of its set), and is the plan of a job:
-// a plan that does not is ignored.
-func (e *Engine) planFits(sets []placement.PodSet, plan *placement.Plan) bool {
-	i := 0
-	for _, set := range sets {
-		for range set.Pods {
-			if i >= len(plan.Pods) {
-				return false
-			}
-			p := &plan.Pods[i]
-			if p.NumGPUs() != int(set.GPUs) || p.Milli != set.Milli || p.CPUMilli != set.CPUMilli || p.MemoryMiB != set.MemoryMiB {
-				return false
-			}
-			i++
-		}
-	}
-	return i == len(plan.Pods) && i > 0
 }
 
 // nominatePlan nominates plan's GPUs for job slot, ready after wait, in one
@@ -166,7 +146,7 @@ func (e *Engine) tryDefrag(slot int32) bool {
 	j := &e.jobs[slot]
 	r := e.minRequest(slot)
 	moves, plan, ok, err := e.cfg.Defragmenter.Defrag(e.s, r, e.cfg.MaxMoves)
-	if err != nil || !ok || plan == nil || !e.planFits(j.minSets(), plan) || len(moves) > e.cfg.MaxMoves {
+	if err != nil || !ok || plan == nil || !e.planFits(j, j.minSets(), plan) || len(moves) > e.cfg.MaxMoves {
 		return false
 	}
 	if len(moves) == 0 {
@@ -181,7 +161,7 @@ func (e *Engine) tryDefrag(slot int32) bool {
 			return false
 		}
 		mj := &e.jobs[m.Job]
-		if mj.state != stRunning || !mj.spec.Preemptible || !mj.spec.Movable {
+		if mj.state != stRunning || !mj.spec.Preemptible || !mj.spec.Movable || !e.moveFits(m.Job, m.Pods) {
 			return false
 		}
 		if e.mark[m.Job] != ep {

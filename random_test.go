@@ -115,6 +115,7 @@ func runLoopWith(t *testing.T, rng *rand.Rand, what string, steps int, c loopCon
 		if err := l.h.e.ReadyAgrees(); err != nil {
 			t.Fatalf("%s step %d: %v", what, step, err)
 		}
+		wantAllSlices(t, step, l.h.e.State())
 		if step%97 == 48 {
 			l.cloneAndCycle(step)
 		}
@@ -189,7 +190,26 @@ func (l *loop) spec() blink.JobSpec {
 		s.Priority = []int32{math.MinInt32, -1, 0, 1, math.MaxInt32}[r.IntN(5)]
 		s.RunTime = []int64{0, 1, 50, math.MaxInt64 - 1, math.MaxInt64}[r.IntN(5)]
 	}
+	if r.IntN(4) == 0 {
+		l.slice(&s)
+	}
 	return s
+}
+
+// slice cuts the sets of s of two pods or more into slices of two pods
+// that share a rack or a host (sizes and minimums rounded to even).
+func (l *loop) slice(s *blink.JobSpec) {
+	for i := range s.Sets {
+		set := &s.Sets[i]
+		if set.Pods < 2 {
+			continue
+		}
+		set.Pods -= set.Pods % 2
+		set.SliceSize, set.SliceLevel = 2, max(s.Required, topology.Level(2+l.rng.IntN(2))) // not above the required level
+		if s.MinPods != nil {
+			s.MinPods[i] = min(set.Pods, s.MinPods[i]+s.MinPods[i]%2)
+		}
+	}
 }
 
 func (l *loop) step(step int) {

@@ -57,6 +57,16 @@ type repairScratch struct {
 	cands   []topology.JobID
 	hpods   []topology.HostPod
 	ids     []JobID
+	// Sliced jobs (repair_slices.go): the job's record, whether a slice
+	// binds a faulted pod, each faulted rank's group and the groups, the
+	// hosts earlier groups took, and the eligible sets placement is given.
+	info   topology.Job
+	sliced bool
+	grp    []int32
+	groups []replGroup
+	taken  []topology.HostID
+	open   []uint64 // every host but those taken
+	one    []uint64 // one host
 }
 
 type spareUse struct {
@@ -120,6 +130,8 @@ func (e *Engine) repairFaulted(slot int32) bool {
 	rs := &e.rs
 	j := &e.jobs[slot]
 	scope := j.domain
+	rs.info, _ = e.s.JobInfo(topology.JobID(slot))
+	rs.sliced = e.slicedFaults(&rs.info)
 	if e.sp.on() && e.fromSpares(slot, scope) {
 		e.repaired(slot, FromSpare)
 		return true
@@ -145,17 +157,24 @@ func (e *Engine) repairFaulted(slot int32) bool {
 // host order, and applies the repair; it reports whether it did.
 func (e *Engine) fromSpares(slot int32, scope topology.DomainID) bool {
 	rs := &e.rs
-	lo, hi := e.t.Hosts(scope)
+	slo, shi := e.t.Hosts(scope)
 	rs.uses = rs.uses[:0]
 	rs.repl = rs.repl[:0]
-	next := lo
-	for _, r := range rs.ranks {
+	next := slo // spares before next are in rs.uses or unusable (one range: no slices)
+	for i, r := range rs.ranks {
 		p := &rs.pods[r]
+		lo, hi := slo, shi
+		if rs.sliced {
+			lo, hi = e.replRange(&rs.info, i, slo, shi)
+			next = lo
+		}
 		placed := false
 		for k := range rs.uses {
-			if q, ok := rs.uses[k].take(p); ok {
-				rs.repl, placed = append(rs.repl, q), true
-				break
+			if u := &rs.uses[k]; u.h >= lo && u.h < hi {
+				if q, ok := u.take(p); ok {
+					rs.repl, placed = append(rs.repl, q), true
+					break
+				}
 			}
 		}
 		for !placed {
@@ -164,6 +183,9 @@ func (e *Engine) fromSpares(slot int32, scope topology.DomainID) bool {
 				return false
 			}
 			next = h + 1
+			if rs.sliced && slices.ContainsFunc(rs.uses, func(u spareUse) bool { return u.h == h }) {
+				continue // tried above
+			}
 			u, ok := e.spareUse(slot, h)
 			if !ok {
 				continue
@@ -267,8 +289,12 @@ func (u *spareUse) used(repl []topology.Pod) bool {
 // replacements touch as victims; it reports whether it did.
 func (e *Engine) fromPlacement(slot int32, scope topology.DomainID, gone []topology.JobID) bool {
 	rs := &e.rs
-	j := &e.jobs[slot]
-	info, _ := e.s.JobInfo(topology.JobID(slot))
+	if rs.sliced {
+		if !e.placeGroups(slot, scope, gone) {
+			return false
+		}
+		return e.applyPlaced(slot, gone)
+	}
 	sets := e.sets[:0]
 	var last topology.Pod
 	for i, r := range rs.ranks {
@@ -281,18 +307,25 @@ func (e *Engine) fromPlacement(slot int32, scope topology.DomainID, gone []topol
 		last = p
 	}
 	e.sets = sets
-	req := placement.Request{Job: topology.JobID(slot), Priority: info.Priority, Preemptible: info.Preemptible,
-		HasEnd: info.HasEnd, End: info.End, Sets: sets, Exclusive: info.Exclusive, Models: j.spec.Models, Policy: j.spec.Policy}
+	req := e.repairRequest(slot)
 	ok, _, err := e.v.PlaceWithout(e.s, &req, scope, gone, &e.plan)
 	if err != nil || !ok {
 		return false
 	}
 	rs.repl = append(rs.repl[:0], e.plan.Pods[:len(rs.ranks)]...) // in the order of rs.ranks
+	return e.applyPlaced(slot, gone)
+}
+
+// applyPlaced applies the repair of job slot to the replacements rs.repl,
+// with the jobs gone whose GPUs they take as victims (or, failing that,
+// every gone job on their hosts); it reports whether it applied.
+func (e *Engine) applyPlaced(slot int32, gone []topology.JobID) bool {
+	rs := &e.rs
 	rs.victims = rs.victims[:0]
 	if len(gone) == 0 {
 		return e.applyRepair(slot)
 	}
-	for _, p := range e.plan.Pods {
+	for _, p := range rs.repl {
 		rs.hpods = e.s.AppendHostPods(rs.hpods[:0], p.Host)
 		for _, hp := range rs.hpods {
 			if _, isGone := slices.BinarySearch(gone, hp.Job); isGone && hp.GPUs&p.GPUs != 0 {
@@ -307,7 +340,7 @@ func (e *Engine) fromPlacement(slot int32, scope topology.DomainID, gone []topol
 	}
 	// CPU, memory or exclusivity may need the other gone jobs on those hosts.
 	rs.victims = rs.victims[:0]
-	for _, p := range e.plan.Pods {
+	for _, p := range rs.repl {
 		e.ids = e.s.AppendHostJobs(e.ids[:0], p.Host)
 		for _, id := range e.ids {
 			if _, isGone := slices.BinarySearch(gone, id); isGone {

@@ -1,0 +1,136 @@
+package blink_test
+
+import (
+	"testing"
+
+	"github.com/blinksched/blink"
+	"github.com/blinksched/blink/placement"
+	"github.com/blinksched/blink/topology"
+)
+
+// slicedLayout builds two racks of three 4-GPU hosts: a rack gang A on
+// hosts 0 and 1, a one-pod filler B of 2 GPUs on host 2, and C, four pods
+// of 2 GPUs in slices of two per rack, on hosts 3 (ranks 0 and 1) and 4
+// (ranks 2 and 3); host 5 is free. Host 2, half free, is the tightest fit
+// for one pod of C, and in the wrong rack for any of C's slices.
+func slicedLayout(t *testing.T, cfg blink.Config) (*harness, blink.JobID, blink.JobID) {
+	h := newHarness(t, racks(2, 3, 4), cfg)
+	h.submit(0, h.rackGang(2, 5))
+	B := h.submit(0, filler(1, 2, 1))
+	h.confirmAll(h.cycle(0))
+	C := h.submit(0, blink.JobSpec{Sets: []placement.PodSet{{Pods: 4, GPUs: 2, SliceSize: 2, SliceLevel: h.level("rack")}}, Priority: 10})
+	h.confirmAll(h.cycle(1))
+	return h, B, C
+}
+
+// wantSlices fails unless job id's pods keep its slices of two per rack.
+func (h *harness) wantSlices(id blink.JobID) {
+	h.t.Helper()
+	pods := h.e.State().AppendJobPods(nil, id.Slot())
+	rack := h.level("rack")
+	for i := 0; i+1 < len(pods); i += 2 {
+		if a, b := tDomain(h.tree, pods[i].Host, rack), tDomain(h.tree, pods[i+1].Host, rack); a != b {
+			h.t.Fatalf("slice %d of job %v spans racks %d and %d: %+v", i/2, id, a, b, pods)
+		}
+	}
+}
+
+func TestRepairKeepsSliceWithItsSurvivor(t *testing.T) {
+	h, _, C := slicedLayout(t, blink.Config{})
+	h.wantPic(`
+		rack0 |AAAA|AAAA|BB..|
+		rack1 |CCCC|CCCC|....|
+	`)
+	h.ok(h.e.GPUFailed(12)) // host 3's first GPU: rank 0 only; rank 1 stays in rack1
+	r := oneRepair(t, h.cycle(2))
+	if r.Job != C || r.Source != blink.FromFree || r.Pods[0].Host != 5 {
+		t.Fatalf("repair %+v, want rank 0 on host 5, beside its slice", r)
+	}
+	h.wantSlices(C)
+	h.check()
+}
+
+func TestRepairMovesWholeFaultedSliceTogether(t *testing.T) {
+	h, _, C := slicedLayout(t, blink.Config{})
+	h.ok(h.e.HostFailed(3)) // ranks 0 and 1: slice 0 faulted whole
+	r := oneRepair(t, h.cycle(2))
+	if r.Job != C || r.Source != blink.FromFree || r.Pods[0].Host != 5 || r.Pods[1].Host != 5 {
+		t.Fatalf("repair %+v, want slice 0 on host 5", r)
+	}
+	h.wantPic(`
+		rack0 |AAAA|AAAA|BB..|
+		rack1 |xxxx|CCCC|CCCC|
+	`)
+	h.wantSlices(C)
+}
+
+func TestRepairSliceRequeuedWhenItsRackIsFull(t *testing.T) {
+	h, _, C := slicedLayout(t, blink.Config{})
+	h.submit(2, gang(1, 4, 20)) // D takes host 5, rack1's last room
+	h.confirmAll(h.cycle(2))
+	h.wantPic(`
+		rack0 |AAAA|AAAA|BB..|
+		rack1 |CCCC|CCCC|DDDD|
+	`)
+	h.ok(h.e.GPUFailed(12))
+	d := h.cycle(3)
+	if r := d.Repairs[0]; r.Job != C || !r.Requeued {
+		t.Fatalf("repair %+v: rank 0 has no room beside rank 1 (host 2 is in rack0)", r)
+	}
+	h.wantSlices(C)
+	h.check()
+}
+
+func TestRepairSliceFromSpareOfItsRack(t *testing.T) {
+	h, B, C := slicedLayout(t, blink.Config{Spares: []blink.SparePolicy{{Level: 1, Hosts: 1}}})
+	h.wantPic(`
+		rack0 |AAAA|AAAA|BB..s|
+		rack1 |CCCC|CCCC|....s|
+	`)
+	h.ok(h.e.GPUFailed(12))
+	r := oneRepair(t, h.cycle(2))
+	if r.Source != blink.FromSpare || r.Pods[0].Host != 5 || len(r.Victims) != 0 {
+		t.Fatalf("repair %+v, want rank 0 on rack1's spare, B (%v) left alone", r, B)
+	}
+	h.wantSlices(C)
+	h.check()
+}
+
+// wantAllSlices fails unless every job in the State keeps the slices of its
+// pod sets (binds, repairs and moves alike); the random loops and
+// FuzzEngine call it after every event.
+func wantAllSlices(t testing.TB, step int, s *topology.State) {
+	t.Helper()
+	for id := range s.JobIDBound() {
+		if si, ok := keepsSlices(s, id); !ok {
+			info, _ := s.JobInfo(id)
+			t.Fatalf("step %d: job %d breaks the slices of its pod set %d: sets %+v, pods %+v",
+				step, id, si, info.Sets, s.AppendJobPods(nil, id))
+		}
+	}
+}
+
+// keepsSlices reports whether job id (if in s) keeps its slices, or the
+// first pod set whose slices it breaks.
+func keepsSlices(s *topology.State, id topology.JobID) (int, bool) {
+	info, ok := s.JobInfo(id)
+	if !ok {
+		return 0, true
+	}
+	pods := s.AppendJobPods(nil, id)
+	t := s.Tree()
+	start := 0
+	for si, set := range info.Sets {
+		if set.SliceSize > 0 && set.SliceLevel > 0 {
+			for a := start; a < start+int(set.Count); a += int(set.SliceSize) {
+				for r := a + 1; r < min(a+int(set.SliceSize), start+int(set.Count)); r++ {
+					if tDomain(t, pods[r].Host, set.SliceLevel) != tDomain(t, pods[a].Host, set.SliceLevel) {
+						return si, false
+					}
+				}
+			}
+		}
+		start += int(set.Count)
+	}
+	return 0, true
+}
