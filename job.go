@@ -180,6 +180,7 @@ type job struct {
 	inQueue bool // in e.queue (pending, or pending-to-be after a requeue)
 	elastic bool
 	visited bool // scratch for a cycle
+	sliced  bool // a pod set has slices below the required level (repair_slices.go)
 	gen     uint32
 	waitFor int32 // victims (or moves) still to be confirmed for its nomination
 	forJob  int32 // a victim's or moved job's beneficiary slot, -1 none
@@ -250,7 +251,9 @@ func (j *job) prepare() {
 	j.minReq = j.minReq[:0]
 	j.elastic = false
 	whole, milli, packed := int64(0), int64(0), int64(0)
+	j.sliced = false
 	for i, set := range s.Sets {
+		j.sliced = j.sliced || set.SliceSize > 1 && set.SliceLevel > max(s.Required, 0)
 		if s.MinPods != nil && s.MinPods[i] > 0 && s.MinPods[i] < set.Pods {
 			set.Pods = s.MinPods[i]
 			j.elastic = true

@@ -130,8 +130,11 @@ func (e *Engine) repairFaulted(slot int32) bool {
 	rs := &e.rs
 	j := &e.jobs[slot]
 	scope := j.domain
-	rs.info, _ = e.s.JobInfo(topology.JobID(slot))
-	rs.sliced = e.slicedFaults(&rs.info)
+	rs.sliced = false
+	if j.sliced {
+		rs.info, _ = e.s.JobInfo(topology.JobID(slot))
+		rs.sliced = e.slicedFaults(&rs.info)
+	}
 	if e.sp.on() && e.fromSpares(slot, scope) {
 		e.repaired(slot, FromSpare)
 		return true
@@ -295,6 +298,7 @@ func (e *Engine) fromPlacement(slot int32, scope topology.DomainID, gone []topol
 		}
 		return e.applyPlaced(slot, gone)
 	}
+	rs.info, _ = e.s.JobInfo(topology.JobID(slot))
 	sets := e.sets[:0]
 	var last topology.Pod
 	for i, r := range rs.ranks {
