@@ -179,8 +179,23 @@ func (c ReasonCode) String() string {
 
 // Format renders the reason for people, naming levels by t's names.
 func (r Reason) Format(t *topology.Tree) string {
+	if r.Code == NeverFits && !r.Place.Code.Permanent() && r.Place.Code != placement.Fits {
+		return fmt.Sprintf("%s: %s", r.Code, r.tooLarge(t))
+	}
 	if (r.Code == NoFit || r.Code == NeverFits) && r.Place.Code != placement.Fits {
 		return fmt.Sprintf("%s: %s", r.Code, r.Place.Format(t))
 	}
 	return r.Code.String()
+}
+
+// tooLarge renders the engine's own never-fits bound (Engine.neverFits):
+// Have counts healthy GPUs, not free ones, and Need the GPUs of the job's
+// smallest size, not pods.
+func (r Reason) tooLarge(t *topology.Tree) string {
+	where := "the cluster has"
+	if r.Place.Code == placement.RequiredLevel {
+		name := t.LevelName(r.Place.Level)
+		where = fmt.Sprintf("required %s: the largest %s has", name, name)
+	}
+	return fmt.Sprintf("%s %d healthy GPUs it may use, the job needs %d", where, r.Place.Have, r.Place.Need)
 }

@@ -219,8 +219,12 @@ func TestSparesFollowHealth(t *testing.T) {
 	// hosts never fits (from aggregates: 12 GPUs outside the spare).
 	A := h.submit(0, gang(4, 4, 1))
 	d := h.cycle(1)
-	if r, _ := reasonOf(d, A); r.Code != blink.NeverFits || r.Place.Have != 12 {
+	r, _ := reasonOf(d, A)
+	if r.Code != blink.NeverFits || r.Place.Have != 12 {
 		t.Fatalf("A: %+v", d)
+	}
+	if got := r.Format(h.tree); got != "never fits: the cluster has 12 healthy GPUs it may use, the job needs 16" {
+		t.Fatalf("reason %q", got)
 	}
 	h.ok(h.e.Cancel(A))
 	h.ok(h.e.Drain(3))

@@ -179,7 +179,7 @@ func TestLoopNeverFits(t *testing.T) {
 	if r.Code != blink.NeverFits {
 		t.Fatalf("reason %v", r)
 	}
-	if got := r.Format(h.tree); got != "never fits: required rack: the largest rack fits 8 of 12 pods" {
+	if got := r.Format(h.tree); got != "never fits: required rack: the largest rack has 8 healthy GPUs it may use, the job needs 12" {
 		t.Fatalf("reason %q", got)
 	}
 	if h.e.State().NumNominations() != 0 {
