@@ -33,40 +33,55 @@ func (e *Engine) Check() error {
 	}
 	pending, evicting := 0, 0
 	for i := range e.jobs {
-		j := &e.jobs[i]
-		id := topology.JobID(i)
-		_, nom := e.s.NominationOf(id)
-		if e.s.HasJob(id) != j.state.inState() {
-			return fmt.Errorf("blink: job slot %d is %v (state %d) but in the State: %v", i, j.state.status(), j.state, e.s.HasJob(id))
+		if err := e.checkSlot(int32(i), onFree[i]); err != nil {
+			return err
 		}
-		if nom != (j.nom != nomNone) {
-			return fmt.Errorf("blink: job slot %d: State nomination %v, engine %v", i, nom, j.nom)
-		}
-		if nom && j.state != stPending {
-			return fmt.Errorf("blink: job slot %d holds a nomination but is %v", i, j.state.status())
-		}
-		if j.inQueue != (j.state == stPending) {
-			return fmt.Errorf("blink: job slot %d is %v, in queue: %v", i, j.state.status(), j.inQueue)
-		}
-		if j.state == stPending {
+		switch e.jobs[i].state {
+		case stPending:
 			pending++
-		}
-		if j.state == stEvicting {
+		case stEvicting:
 			evicting++
-		}
-		if j.state.inState() {
-			info, _ := e.s.JobInfo(id)
-			if info.Priority != j.spec.Priority || info.Preemptible != j.spec.Preemptible {
-				return fmt.Errorf("blink: job slot %d: State attributes differ from its spec", i)
-			}
-		}
-		if j.state == stFree && !onFree[i] {
-			return fmt.Errorf("blink: free slot %d is not on the free list", i)
 		}
 	}
 	if len(e.free)+e.liveJobs() != len(e.jobs) {
 		return fmt.Errorf("blink: %d free slots and %d live jobs for %d slots", len(e.free), e.liveJobs(), len(e.jobs))
 	}
+	if err := e.checkLists(pending, evicting); err != nil {
+		return err
+	}
+	return e.sp.check(e)
+}
+
+// checkSlot checks job slot i against the State (presence, nomination,
+// attributes) and the engine's lists (queue, free list: onFree).
+func (e *Engine) checkSlot(i int32, onFree bool) error {
+	j := &e.jobs[i]
+	id := topology.JobID(i)
+	_, nom := e.s.NominationOf(id)
+	switch {
+	case e.s.HasJob(id) != j.state.inState():
+		return fmt.Errorf("blink: job slot %d is %v (state %d) but in the State: %v", i, j.state.status(), j.state, e.s.HasJob(id))
+	case nom != (j.nom != nomNone):
+		return fmt.Errorf("blink: job slot %d: State nomination %v, engine %v", i, nom, j.nom)
+	case nom && j.state != stPending:
+		return fmt.Errorf("blink: job slot %d holds a nomination but is %v", i, j.state.status())
+	case j.inQueue != (j.state == stPending):
+		return fmt.Errorf("blink: job slot %d is %v, in queue: %v", i, j.state.status(), j.inQueue)
+	case j.state == stFree && !onFree:
+		return fmt.Errorf("blink: free slot %d is not on the free list", i)
+	}
+	if j.state.inState() {
+		info, _ := e.s.JobInfo(id)
+		if info.Priority != j.spec.Priority || info.Preemptible != j.spec.Preemptible {
+			return fmt.Errorf("blink: job slot %d: State attributes differ from its spec", i)
+		}
+	}
+	return nil
+}
+
+// checkLists checks the evicting list, the queue (its length and order)
+// and the nominees against the counts of the jobs' states and the State.
+func (e *Engine) checkLists(pending, evicting int) error {
 	if evicting != len(e.evicting) {
 		return fmt.Errorf("blink: %d jobs evicting, %d listed", evicting, len(e.evicting))
 	}
@@ -89,7 +104,7 @@ func (e *Engine) Check() error {
 	if n := e.s.NumNominations(); n != len(e.nominees) {
 		return fmt.Errorf("blink: %d nominations in the State, %d nominees in the engine", n, len(e.nominees))
 	}
-	return e.sp.check(e)
+	return nil
 }
 
 func (e *Engine) liveJobs() int {

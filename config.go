@@ -84,6 +84,24 @@ type SparePolicy struct {
 
 // validate checks c against tree t and fills defaults.
 func (c *Config) validate(t *topology.Tree) error {
+	if err := c.validateTimes(); err != nil {
+		return err
+	}
+	if err := c.validateLimits(); err != nil {
+		return err
+	}
+	if c.Preempter == nil && c.MaxPreemptAttempts > 0 {
+		c.Preempter = &PreemptPlanner{}
+	}
+	if c.Defragmenter == nil && c.MaxDefragAttempts > 0 {
+		c.Defragmenter = &DefragPlanner{}
+	}
+	return c.validateSpares(t)
+}
+
+// validateTimes checks the timeouts and the default run time, setting the
+// defaults of those left 0.
+func (c *Config) validateTimes() error {
 	def := func(v *int64, d int64, name string) error {
 		switch {
 		case *v < 0:
@@ -111,6 +129,12 @@ func (c *Config) validate(t *topology.Tree) error {
 	if c.DefaultRunTime < 0 {
 		return fmt.Errorf("%w: DefaultRunTime %d < 0", ErrInvalid, c.DefaultRunTime)
 	}
+	return nil
+}
+
+// validateLimits checks the per-cycle limits, setting the defaults of those
+// left 0 (-1 turns a count off).
+func (c *Config) validateLimits() error {
 	count := func(v *int, d int, name string) error {
 		switch {
 		case *v < -1:
@@ -140,12 +164,12 @@ func (c *Config) validate(t *topology.Tree) error {
 	if c.MaxRepairCandidates == 0 {
 		c.MaxRepairCandidates = 256
 	}
-	if c.Preempter == nil && c.MaxPreemptAttempts > 0 {
-		c.Preempter = &PreemptPlanner{}
-	}
-	if c.Defragmenter == nil && c.MaxDefragAttempts > 0 {
-		c.Defragmenter = &DefragPlanner{}
-	}
+	return nil
+}
+
+// validateSpares checks the spare policies: a named domain level each, at
+// most one per level, no negative count.
+func (c *Config) validateSpares(t *topology.Tree) error {
 	hl := t.HostLevel()
 	for i, p := range c.Spares {
 		switch {

@@ -152,10 +152,22 @@ func (e *Engine) tryDefrag(slot int32) bool {
 	if len(moves) == 0 {
 		return e.bind(slot, plan)
 	}
+	if !e.moveOpsOf(moves) || !e.nominatePlan(slot, plan, nomDefrag, e.cfg.MoveTimeout, e.moveOps...) {
+		return false
+	}
+	e.startMoves(slot, moves)
+	return true
+}
+
+// moveOpsOf checks a Defragmenter's moves (each of a running, preemptible,
+// movable job, keeping its constraints) and writes their ops to e.moveOps,
+// and the old pods of each moved job to e.rs.vpods, the offset of each
+// job's first move there to e.rs.ranks; false for a move it rejects.
+func (e *Engine) moveOpsOf(moves []DefragMove) bool {
 	ep := e.nextMark()
 	ops := e.moveOps[:0]
 	old := e.rs.vpods[:0]
-	e.rs.ranks = e.rs.ranks[:0] // first move of each job: offsets into old
+	e.rs.ranks = e.rs.ranks[:0]
 	for _, m := range moves {
 		if m.Job < 0 || int(m.Job) >= len(e.jobs) {
 			return false
@@ -172,11 +184,17 @@ func (e *Engine) tryDefrag(slot int32) bool {
 		ops = append(ops, topology.MoveJob(m.Job, m.Pods...))
 	}
 	e.moveOps, e.rs.vpods = ops, old
-	if !e.nominatePlan(slot, plan, nomDefrag, e.cfg.MoveTimeout, ops...) {
-		return false
-	}
+	return true
+}
+
+// startMoves records the moves applied for job slot: each moved job
+// moving, with its old pods (from moveOpsOf), a deadline and a Move
+// decision.
+func (e *Engine) startMoves(slot int32, moves []DefragMove) {
+	j := &e.jobs[slot]
+	old := e.rs.vpods
 	k := 0
-	ep = e.nextMark()
+	ep := e.nextMark()
 	for _, m := range moves {
 		mj := &e.jobs[m.Job]
 		if e.mark[m.Job] == ep {
@@ -201,5 +219,4 @@ func (e *Engine) tryDefrag(slot int32) bool {
 		e.pods = pods
 		e.dec.Moves = append(e.dec.Moves, Move{Job: e.id(int32(m.Job)), Pods: e.keepPods(pods), For: e.id(slot)})
 	}
-	return true
 }

@@ -31,14 +31,49 @@ const Usage = "usage: blink replay -pods FILE -nodes FILE [-compress F] [-tree f
 // fragmentation over time (-plot). A progress bar appears on stderr when
 // the replay lasts more than a second.
 func Command(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	o, code, ok := parseFlags(args, stderr)
+	if !ok {
+		return code
+	}
+	c, pods, code, err := o.load(stderr)
+	if err != nil {
+		return fail(stderr, code, err)
+	}
+	if code != ExitOK {
+		return code
+	}
+	res, err := o.run(c, pods, stderr)
+	if err != nil {
+		return fail(stderr, ExitInternal, err)
+	}
+	if err := WriteSummary(stdout, res); err != nil {
+		return fail(stderr, ExitInternal, err)
+	}
+	if o.plot != "" {
+		if err := Plot(o.plot, res); err != nil {
+			return fail(stderr, ExitInternal, err)
+		}
+	}
+	return ExitOK
+}
+
+// options are the replay subcommand's flags.
+type options struct {
+	pods, nodes, tree, log, plot string
+	compress                     float64
+}
+
+// parseFlags reads the flags; ok false with the exit code when the command
+// ends here (help, or a usage error written to stderr).
+func parseFlags(args []string, stderr io.Writer) (o options, code int, ok bool) {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	podsPath := fs.String("pods", "", "pod list `FILE` (CSV with creation_time and deletion_time)")
-	nodesPath := fs.String("nodes", "", "node list `FILE` (CSV: sn, cpu_milli, memory_mib, gpu, model)")
-	tree := fs.String("tree", openb.Flat, "the cluster's `TREE`: flat (no levels) or pool (one level of node pools by instance type)")
-	compress := fs.Float64("compress", 1, "divide arrival times by `F`, keeping each pod's duration (F > 1 loads the cluster F times as much)")
-	logPath := fs.String("log", "", "write every event and decision as JSON lines to `FILE`")
-	plotPath := fs.String("plot", "", "write allocation, waiting pods and fragmentation over time to a PNG `FILE`")
+	fs.StringVar(&o.pods, "pods", "", "pod list `FILE` (CSV with creation_time and deletion_time)")
+	fs.StringVar(&o.nodes, "nodes", "", "node list `FILE` (CSV: sn, cpu_milli, memory_mib, gpu, model)")
+	fs.StringVar(&o.tree, "tree", openb.Flat, "the cluster's `TREE`: flat (no levels) or pool (one level of node pools by instance type)")
+	fs.Float64Var(&o.compress, "compress", 1, "divide arrival times by `F`, keeping each pod's duration (F > 1 loads the cluster F times as much)")
+	fs.StringVar(&o.log, "log", "", "write every event and decision as JSON lines to `FILE`")
+	fs.StringVar(&o.plot, "plot", "", "write allocation, waiting pods and fragmentation over time to a PNG `FILE`")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nReplays a pod list by its creation and deletion times through Blink's placement:\n"+
 			"a pod that does not fit waits in a FIFO queue (with backfill) and is retried when capacity frees.\n"+
@@ -47,43 +82,57 @@ func Command(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
+			return o, ExitOK, false
 		}
-		return ExitInvalid
+		return o, ExitInvalid, false
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "blink replay: unexpected argument %q\n%s\n", fs.Arg(0), Usage)
-		return ExitInvalid
+		return o, ExitInvalid, false
 	}
-	if *podsPath == "" || *nodesPath == "" {
+	if o.pods == "" || o.nodes == "" {
 		fmt.Fprintf(stderr, "blink replay: -pods and -nodes are required\n%s\n", Usage)
-		return ExitInvalid
+		return o, ExitInvalid, false
 	}
-	nodes, err := openb.LoadNodes(*nodesPath)
+	return o, ExitOK, true
+}
+
+// load reads the node and pod lists and builds the cluster, the pods'
+// arrivals compressed; an error with its exit code, or a usage error
+// written to stderr (its code, no error).
+func (o *options) load(stderr io.Writer) (*openb.Cluster, []openb.Pod, int, error) {
+	nodes, err := openb.LoadNodes(o.nodes)
 	if err != nil {
-		return fail(stderr, ExitInvalid, err)
+		return nil, nil, ExitInvalid, err
 	}
-	pods, err := openb.LoadPods(*podsPath)
+	pods, err := openb.LoadPods(o.pods)
 	if err != nil {
-		return fail(stderr, ExitInvalid, err)
+		return nil, nil, ExitInvalid, err
 	}
-	if !(*compress >= 1) {
-		fmt.Fprintf(stderr, "blink replay: -compress %v, want ≥ 1\n%s\n", *compress, Usage)
-		return ExitInvalid
+	if !(o.compress >= 1) {
+		fmt.Fprintf(stderr, "blink replay: -compress %v, want ≥ 1\n%s\n", o.compress, Usage)
+		return nil, nil, ExitInvalid, nil
 	}
-	Compress(pods, *compress)
-	c, err := openb.NewCluster(nodes, *tree)
+	Compress(pods, o.compress)
+	c, err := openb.NewCluster(nodes, o.tree)
 	if err != nil {
-		return fail(stderr, ExitInvalid, err)
+		return nil, nil, ExitInvalid, err
 	}
 	if c.GPUs == 0 {
-		return fail(stderr, ExitInvalid, fmt.Errorf("%s: the nodes have no GPUs", *nodesPath))
+		return nil, nil, ExitInvalid, fmt.Errorf("%s: the nodes have no GPUs", o.nodes)
 	}
+	return c, pods, ExitOK, nil
+}
+
+// run replays pods on c, writing the log (-log) and a progress bar on
+// stderr.
+func (o *options) run(c *openb.Cluster, pods []openb.Pod, stderr io.Writer) (*Result, error) {
 	var cfg Config
 	var logFile *os.File
-	if *logPath != "" {
-		if logFile, err = os.Create(*logPath); err != nil {
-			return fail(stderr, ExitInternal, err)
+	if o.log != "" {
+		var err error
+		if logFile, err = os.Create(o.log); err != nil {
+			return nil, err
 		}
 		cfg.Log = logFile
 	}
@@ -101,18 +150,7 @@ func Command(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			err = cerr
 		}
 	}
-	if err != nil {
-		return fail(stderr, ExitInternal, err)
-	}
-	if err := WriteSummary(stdout, res); err != nil {
-		return fail(stderr, ExitInternal, err)
-	}
-	if *plotPath != "" {
-		if err := Plot(*plotPath, res); err != nil {
-			return fail(stderr, ExitInternal, err)
-		}
-	}
-	return ExitOK
+	return res, err
 }
 
 // Compress divides the pods' creation times by f (rounding down), keeping

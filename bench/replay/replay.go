@@ -114,6 +114,55 @@ type shapeKey struct {
 // Run replays pods on the cluster c (see the package documentation). The
 // cluster starts empty; pods are the trace's rows, pod i becoming job i.
 func Run(c *openb.Cluster, pods []openb.Pod, cfg Config) (*Result, error) {
+	r, err := newReplayer(c, pods, cfg)
+	if err != nil {
+		return nil, err
+	}
+	res := r.res
+	events := podEvents(pods)
+	if len(events) == 0 {
+		return res, nil
+	}
+	res.Start, res.End = events[0].t, events[len(events)-1].t
+	for i := range pods {
+		res.LastArrival = max(res.LastArrival, pods[i].Creation)
+	}
+	var sums timeSums
+	last := res.Start
+	for i := 0; i < len(events); {
+		t := events[i].t
+		j := i
+		for j < len(events) && events[j].t == t {
+			j++
+		}
+		// The state since the last instant held until t (counted up to the
+		// last arrival).
+		sums.add(r, float64(max(0, min(t, res.LastArrival)-last)))
+		last = min(t, res.LastArrival)
+		if err := r.instant(t, events[i:j]); err != nil {
+			return nil, err
+		}
+		r.record(t, &sums)
+		if cfg.Progress != nil && (j/4096 != i/4096 || j == len(events)) {
+			cfg.Progress(j, len(events))
+		}
+		i = j
+	}
+	sums.finish(res)
+	res.StillWaiting = len(r.queue)
+	slices.Sort(res.Waits)
+	slices.Sort(res.Latencies)
+	if r.log != nil {
+		if err := r.log.flush(); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// newReplayer checks the pods (ids, distinct names) and sets up a replay
+// of them on an empty cluster c.
+func newReplayer(c *openb.Cluster, pods []openb.Pod, cfg Config) (*replayer, error) {
 	if len(pods) > int(topology.MaxJobID)+1 {
 		return nil, fmt.Errorf("replay: %d pods, at most %d", len(pods), topology.MaxJobID+1)
 	}
@@ -138,11 +187,15 @@ func Run(c *openb.Cluster, pods []openb.Pod, cfg Config) (*Result, error) {
 	if cfg.Log != nil {
 		r.log = newLogger(cfg.Log, c.Tree)
 	}
-	res := &Result{Pods: len(pods), Nodes: len(c.Nodes), GPUs: c.GPUs}
-	r.res = res
-	res.FragGPUs, res.FragMilli = commonRequest(pods)
-	r.fr.init(c, r.s, res.FragGPUs, res.FragMilli)
+	r.res = &Result{Pods: len(pods), Nodes: len(c.Nodes), GPUs: c.GPUs}
+	r.res.FragGPUs, r.res.FragMilli = commonRequest(pods)
+	r.fr.init(c, r.s, r.res.FragGPUs, r.res.FragMilli)
+	return r, nil
+}
 
+// podEvents lists the pods' arrivals and departures in time order (stable:
+// the trace's order within an instant).
+func podEvents(pods []openb.Pod) []event {
 	events := make([]event, 0, 2*len(pods))
 	for i := range pods {
 		events = append(events, event{t: pods[i].Creation, pod: int32(i)})
@@ -151,66 +204,50 @@ func Run(c *openb.Cluster, pods []openb.Pod, cfg Config) (*Result, error) {
 		}
 	}
 	sort.SliceStable(events, func(a, b int) bool { return events[a].t < events[b].t })
-	if len(events) == 0 {
-		return res, nil
-	}
-	res.Start, res.End = events[0].t, events[len(events)-1].t
-	for i := range pods {
-		res.LastArrival = max(res.LastArrival, pods[i].Creation)
-	}
+	return events
+}
 
-	var integ struct{ alloc, waiting, frag float64 }
-	var fragAt90 struct{ sum, n float64 }
-	last := res.Start
-	for i := 0; i < len(events); {
-		t := events[i].t
-		j := i
-		for j < len(events) && events[j].t == t {
-			j++
-		}
-		// The state since the last instant held until t (counted up to the
-		// last arrival).
-		dt := float64(max(0, min(t, res.LastArrival)-last))
-		integ.alloc += dt * r.allocPercent()
-		integ.waiting += dt * float64(len(r.queue))
-		integ.frag += dt * r.fr.percent()
-		last = min(t, res.LastArrival)
-		if err := r.instant(t, events[i:j]); err != nil {
-			return nil, err
-		}
-		a, f := r.allocPercent(), r.fr.percent()
-		res.Series.T = append(res.Series.T, t)
-		res.Series.Alloc = append(res.Series.Alloc, a)
-		res.Series.Waiting = append(res.Series.Waiting, len(r.queue))
-		res.Series.Frag = append(res.Series.Frag, f)
-		res.AllocMax = max(res.AllocMax, a)
-		res.WaitingMax = max(res.WaitingMax, len(r.queue))
-		if a >= 90 {
-			fragAt90.sum += f
-			fragAt90.n++
-		}
-		if cfg.Progress != nil && (j/4096 != i/4096 || j == len(events)) {
-			cfg.Progress(j, len(events))
-		}
-		i = j
+// timeSums integrates allocation, waiting pods and fragmentation over time,
+// and sums fragmentation at instants of allocation ≥ 90%.
+type timeSums struct {
+	alloc, waiting, frag float64
+	frag90, n90          float64
+}
+
+// add counts the state r holds for dt seconds.
+func (m *timeSums) add(r *replayer, dt float64) {
+	m.alloc += dt * r.allocPercent()
+	m.waiting += dt * float64(len(r.queue))
+	m.frag += dt * r.fr.percent()
+}
+
+// record appends the state after instant t to the result's series and
+// maxima.
+func (r *replayer) record(t int64, m *timeSums) {
+	res := r.res
+	a, f := r.allocPercent(), r.fr.percent()
+	res.Series.T = append(res.Series.T, t)
+	res.Series.Alloc = append(res.Series.Alloc, a)
+	res.Series.Waiting = append(res.Series.Waiting, len(r.queue))
+	res.Series.Frag = append(res.Series.Frag, f)
+	res.AllocMax = max(res.AllocMax, a)
+	res.WaitingMax = max(res.WaitingMax, len(r.queue))
+	if a >= 90 {
+		m.frag90 += f
+		m.n90++
 	}
+}
+
+// finish writes the means over the arrivals' span to res.
+func (m *timeSums) finish(res *Result) {
 	if span := float64(res.LastArrival - res.Start); span > 0 {
-		res.AllocMean = integ.alloc / span
-		res.WaitingMean = integ.waiting / span
-		res.FragMean = integ.frag / span
+		res.AllocMean = m.alloc / span
+		res.WaitingMean = m.waiting / span
+		res.FragMean = m.frag / span
 	}
-	if fragAt90.n > 0 {
-		res.FragAt90, res.FragAt90N = fragAt90.sum/fragAt90.n, int(fragAt90.n)
+	if m.n90 > 0 {
+		res.FragAt90, res.FragAt90N = m.frag90/m.n90, int(m.n90)
 	}
-	res.StillWaiting = len(r.queue)
-	slices.Sort(res.Waits)
-	slices.Sort(res.Latencies)
-	if r.log != nil {
-		if err := r.log.flush(); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
 }
 
 func (r *replayer) allocPercent() float64 {

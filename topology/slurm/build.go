@@ -192,23 +192,9 @@ func (sp *spec) buildBlocks(opt *Options, res *Result) ([]string, []topology.Hos
 	if len(bl) == 0 {
 		return nil, nil, errorf(sp.sizesLine, "BlockSizes without any block")
 	}
-	names := make(map[string]int, len(bl))
-	owners := map[string]owner{}
-	filter := newNodeFilter(opt.Nodes)
-	for i := range bl {
-		b := &bl[i]
-		if prev, dup := names[b.name]; dup {
-			return nil, nil, errorf(b.line, "block %s already defined on line %d", b.name, prev)
-		}
-		names[b.name] = b.line
-		b.nodes = filter.keep(res, b.line, "block "+b.name, b.nodes)
-		for _, n := range b.nodes {
-			if err := claim(owners, n, "block", owner{b.name, b.line}); err != nil {
-				return nil, nil, err
-			}
-		}
+	if err := sp.claimBlocks(opt, res); err != nil {
+		return nil, nil, err
 	}
-	filter.unplaced(res, "block")
 	factors, sizes, err := sp.blockLevels(res)
 	if err != nil {
 		return nil, nil, err
@@ -226,17 +212,7 @@ func (sp *spec) buildBlocks(opt *Options, res *Result) ([]string, []topology.Hos
 		levels = append(levels, "block"+strconv.Itoa(sizes[k]))
 	}
 	levels = append(levels, "block")
-	labels := make([][]string, K) // [k][group]: the ranged names of the group's blocks
-	for k := 1; k < K; k++ {
-		f := factors[k]
-		for lo := 0; lo < len(bl); lo += f {
-			group := make([]string, 0, f)
-			for i := lo; i < min(lo+f, len(bl)); i++ {
-				group = append(group, bl[i].name)
-			}
-			labels[k] = append(labels[k], RangedString(group))
-		}
-	}
+	labels := sp.blockLabels(factors)
 	var hosts []topology.HostSpec
 	for i := range bl {
 		path := make([]string, 0, K)
@@ -253,6 +229,47 @@ func (sp *spec) buildBlocks(opt *Options, res *Result) ([]string, []topology.Hos
 		}
 	}
 	return levels, hosts, nil
+}
+
+// claimBlocks checks the blocks' names are distinct, keeps the nodes the
+// options select, and claims each node for one block.
+func (sp *spec) claimBlocks(opt *Options, res *Result) error {
+	names := make(map[string]int, len(sp.blocks))
+	owners := map[string]owner{}
+	filter := newNodeFilter(opt.Nodes)
+	for i := range sp.blocks {
+		b := &sp.blocks[i]
+		if prev, dup := names[b.name]; dup {
+			return errorf(b.line, "block %s already defined on line %d", b.name, prev)
+		}
+		names[b.name] = b.line
+		b.nodes = filter.keep(res, b.line, "block "+b.name, b.nodes)
+		for _, n := range b.nodes {
+			if err := claim(owners, n, "block", owner{b.name, b.line}); err != nil {
+				return err
+			}
+		}
+	}
+	filter.unplaced(res, "block")
+	return nil
+}
+
+// blockLabels names the aggregated blocks: [k][group] is the ranged names
+// of the factors[k] blocks of a group at level k (k ≥ 1).
+func (sp *spec) blockLabels(factors []int) [][]string {
+	bl := sp.blocks
+	labels := make([][]string, len(factors))
+	for k := 1; k < len(factors); k++ {
+		f := factors[k]
+		for lo := 0; lo < len(bl); lo += f {
+			group := make([]string, 0, f)
+			for i := lo; i < min(lo+f, len(bl)); i++ {
+				group = append(group, bl[i].name)
+			}
+			labels[k] = append(labels[k], RangedString(group))
+		}
+	}
+	return labels
 }
 
 // blockLevels returns the block levels Slurm uses: per level the number of

@@ -167,74 +167,95 @@ func (sp *spec) confRecord(line int, pairs []kv) error {
 			return errorf(line, "%s line: unexpected key %q", keyName(first.key), p.key)
 		}
 	}
-	get := func(key string) (string, bool) {
-		for _, p := range pairs {
-			if p.key == key {
-				return p.val, true
-			}
-		}
-		return "", false
-	}
 	switch first.key {
 	case "switchname":
-		rec := switchRec{name: first.val, line: line}
-		if err := sp.setForm(line, FormTree); err != nil {
-			return err
-		}
-		if err := validName(line, "SwitchName", rec.name); err != nil {
-			return err
-		}
-		if v, ok := get("linkspeed"); ok {
-			if _, err := strconv.ParseUint(v, 10, 32); err != nil {
-				return errorf(line, "LinkSpeed=%q is not a number", v)
-			}
-		}
-		nodes, hasNodes := get("nodes")
-		children, hasChildren := get("switches")
-		if hasNodes && hasChildren {
-			return errorf(line, "switch %s has both Nodes and Switches", rec.name)
-		}
-		var err error
-		if hasNodes {
-			rec.hasNodes = true
-			rec.nodes, err = sp.expand(line, "Nodes", nodes)
-		} else if hasChildren {
-			rec.children, err = sp.expand(line, "Switches", children)
-		}
-		if err != nil {
-			return err
-		}
-		sp.switches = append(sp.switches, rec)
+		return sp.switchRecord(line, pairs)
 	case "blockname":
-		rec := blockRec{name: first.val, line: line}
-		if err := sp.setForm(line, FormBlock); err != nil {
-			return err
-		}
-		if err := validName(line, "BlockName", rec.name); err != nil {
-			return err
-		}
-		nodes, ok := get("nodes")
-		if !ok {
-			return errorf(line, "block %s has no Nodes", rec.name)
-		}
-		var err error
-		if rec.nodes, err = sp.expand(line, "Nodes", nodes); err != nil {
-			return err
-		}
-		sp.blocks = append(sp.blocks, rec)
+		return sp.blockRecord(line, pairs)
 	case "blocksizes":
-		if err := sp.setForm(line, FormBlock); err != nil {
-			return err
-		}
-		if sp.hasSizes {
-			return errorf(line, "BlockSizes given twice (first on line %d)", sp.sizesLine)
-		}
-		sizes, err := parseSizes(line, strings.Split(first.val, ","))
-		if err != nil {
-			return err
-		}
-		sp.sizes, sp.hasSizes, sp.sizesLine = sizes, true, line
+		return sp.sizesRecord(line, first.val)
 	}
+	return nil
+}
+
+// lookup returns the value of key among a line's pairs.
+func lookup(pairs []kv, key string) (string, bool) {
+	for _, p := range pairs {
+		if p.key == key {
+			return p.val, true
+		}
+	}
+	return "", false
+}
+
+// switchRecord adds a SwitchName line: a switch over nodes or over other
+// switches (topology/tree).
+func (sp *spec) switchRecord(line int, pairs []kv) error {
+	rec := switchRec{name: pairs[0].val, line: line}
+	if err := sp.setForm(line, FormTree); err != nil {
+		return err
+	}
+	if err := validName(line, "SwitchName", rec.name); err != nil {
+		return err
+	}
+	if v, ok := lookup(pairs, "linkspeed"); ok {
+		if _, err := strconv.ParseUint(v, 10, 32); err != nil {
+			return errorf(line, "LinkSpeed=%q is not a number", v)
+		}
+	}
+	nodes, hasNodes := lookup(pairs, "nodes")
+	children, hasChildren := lookup(pairs, "switches")
+	if hasNodes && hasChildren {
+		return errorf(line, "switch %s has both Nodes and Switches", rec.name)
+	}
+	var err error
+	if hasNodes {
+		rec.hasNodes = true
+		rec.nodes, err = sp.expand(line, "Nodes", nodes)
+	} else if hasChildren {
+		rec.children, err = sp.expand(line, "Switches", children)
+	}
+	if err != nil {
+		return err
+	}
+	sp.switches = append(sp.switches, rec)
+	return nil
+}
+
+// blockRecord adds a BlockName line: a block of nodes (topology/block).
+func (sp *spec) blockRecord(line int, pairs []kv) error {
+	rec := blockRec{name: pairs[0].val, line: line}
+	if err := sp.setForm(line, FormBlock); err != nil {
+		return err
+	}
+	if err := validName(line, "BlockName", rec.name); err != nil {
+		return err
+	}
+	nodes, ok := lookup(pairs, "nodes")
+	if !ok {
+		return errorf(line, "block %s has no Nodes", rec.name)
+	}
+	var err error
+	if rec.nodes, err = sp.expand(line, "Nodes", nodes); err != nil {
+		return err
+	}
+	sp.blocks = append(sp.blocks, rec)
+	return nil
+}
+
+// sizesRecord reads a BlockSizes line (topology/block), at most one.
+func (sp *spec) sizesRecord(line int, val string) error {
+	if err := sp.setForm(line, FormBlock); err != nil {
+		return err
+	}
+	if sp.hasSizes {
+		return errorf(line, "BlockSizes given twice (first on line %d)", sp.sizesLine)
+	}
+	sizes, err := parseSizes(line, strings.Split(val, ","))
+	if err != nil {
+		return err
+	}
+	sp.sizes, sp.hasSizes, sp.sizesLine = sizes, true, line
 	return nil
 }
 

@@ -231,43 +231,12 @@ func appendPadded(dst []byte, v uint64, width int) []byte {
 // "b[1-3],c"). Order is kept; nothing is sorted.
 func RangedString(names []string) string {
 	var b strings.Builder
-	var cur struct {
-		prefix string
-		width  int // 0: unpadded
-		ranges []numRange
-	}
-	flush := func() {
-		if len(cur.ranges) == 0 {
-			return
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(cur.prefix)
-		one := len(cur.ranges) == 1 && cur.ranges[0].lo == cur.ranges[0].hi
-		if !one {
-			b.WriteByte('[')
-		}
-		for i, r := range cur.ranges {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.Write(appendPadded(nil, r.lo, cur.width))
-			if r.hi != r.lo {
-				b.WriteByte('-')
-				b.Write(appendPadded(nil, r.hi, cur.width))
-			}
-		}
-		if !one {
-			b.WriteByte(']')
-		}
-		cur.ranges = cur.ranges[:0]
-	}
+	var cur rangeRun
 	for _, name := range names {
 		prefix, digits := splitDigits(name)
 		v, err := parseNum(digits)
 		if err != nil || strings.ContainsAny(prefix, "[],") {
-			flush()
+			cur.flush(&b)
 			if b.Len() > 0 {
 				b.WriteByte(',')
 			}
@@ -282,15 +251,53 @@ func RangedString(names []string) string {
 			}
 			continue
 		}
-		flush()
+		cur.flush(&b)
 		cur.prefix, cur.width = prefix, 0
 		if len(digits) > 1 && digits[0] == '0' {
 			cur.width = len(digits)
 		}
 		cur.ranges = append(cur.ranges, numRange{lo: v, hi: v})
 	}
-	flush()
+	cur.flush(&b)
 	return b.String()
+}
+
+// rangeRun is a run of names sharing a prefix and a padding width, as
+// ranges of their numbers.
+type rangeRun struct {
+	prefix string
+	width  int // 0: unpadded
+	ranges []numRange
+}
+
+// flush writes the run to b ("p[1-3,5]", or "p7" for one name) after a
+// comma if b holds anything, and empties it.
+func (cur *rangeRun) flush(b *strings.Builder) {
+	if len(cur.ranges) == 0 {
+		return
+	}
+	if b.Len() > 0 {
+		b.WriteByte(',')
+	}
+	b.WriteString(cur.prefix)
+	one := len(cur.ranges) == 1 && cur.ranges[0].lo == cur.ranges[0].hi
+	if !one {
+		b.WriteByte('[')
+	}
+	for i, r := range cur.ranges {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(appendPadded(nil, r.lo, cur.width))
+		if r.hi != r.lo {
+			b.WriteByte('-')
+			b.Write(appendPadded(nil, r.hi, cur.width))
+		}
+	}
+	if !one {
+		b.WriteByte(']')
+	}
+	cur.ranges = cur.ranges[:0]
 }
 
 // splitDigits splits name into a prefix and its trailing decimal digits.

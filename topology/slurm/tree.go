@@ -59,6 +59,13 @@ func (sp *spec) buildTree(opt *Options, res *Result) ([]string, []topology.HostS
 	for i := range levels {
 		levels[i] = "switch" + strconv.Itoa(H-i)
 	}
+	hosts, err := g.hostSpecs(opt, roots, H)
+	return levels, hosts, err
+}
+
+// hostSpecs lists the hosts under the roots, depth first, each labelled with
+// its path of H+1 levels.
+func (g *switchGraph) hostSpecs(opt *Options, roots []int, H int) ([]topology.HostSpec, error) {
 	var hosts []topology.HostSpec
 	var chain []int
 	var walk func(s int) error
@@ -85,10 +92,10 @@ func (sp *spec) buildTree(opt *Options, res *Result) ([]string, []topology.HostS
 	}
 	for _, r := range roots {
 		if err := walk(r); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return levels, hosts, nil
+	return hosts, nil
 }
 
 // path labels a leaf switch's hosts from the chain of switches above it
