@@ -131,10 +131,45 @@ func levelRange(t *topology.Tree, l topology.Level) (int32, int32) {
 // lives in one domain, domains are independent and this order frees the
 // most domains a budget of moves allows.
 func (p *Planner) freeDomains(goal Goal, plan *Plan) Outcome {
-	s, c, t, l := p.s, p.c, p.t, goal.Level
+	s, c, l := p.s, p.c, goal.Level
 	out := Outcome{Before: idleCount(s, l)}
 	p.closeIdle(l)
 	defer p.openAll()
+	p.queueDomains(l)
+	tl := freeTally{pending: p.pending[:0]}
+	for {
+		p.chooseDomains(l, goal.Want, &tl)
+		if len(tl.pending) == 0 {
+			break
+		}
+		out.Tried++
+		p.emptyChosen(l, plan, &tl)
+		if goal.Want > 0 && tl.freed >= goal.Want {
+			break
+		}
+	}
+	p.pending = tl.pending[:0]
+	out.After = idleCount(c, l)
+	out.Reached = goal.Want == 0 || out.After-out.Before >= goal.Want
+	return out
+}
+
+// freeTally is freeDomains' bookkeeping: the domains freed so far, the
+// domains chosen and still to empty, and the moves and GPUs planned (those
+// done plus the estimates of the domains chosen).
+type freeTally struct {
+	freed   int
+	pending []costItem
+	planned int
+	gpus    int64
+}
+
+// queueDomains fills the cost queue with the candidate domains of level l:
+// not free already, healthy, and holding no job that may not move nor a
+// nominated GPU (quickCost), ordered by fewest moves, or by fewest
+// milli-GPU first when MaxGPUsMoved bounds the plan.
+func (p *Planner) queueDomains(l topology.Level) {
+	t := p.t
 	lo, hi := levelRange(t, l)
 	p.cq.items = p.cq.items[:0]
 	for i := lo; i < hi; i++ {
@@ -149,59 +184,58 @@ func (p *Planner) freeDomains(goal Goal, plan *Plan) Outcome {
 	}
 	p.cq.byMilli = p.cfg.MaxGPUsMoved > 0
 	heap.Init(&p.cq)
-	freed, planned, plannedGPUs := 0, 0, int64(0) // planned: moves done plus those of the chosen domains
-	pending := p.pending[:0]
-	for {
-		// Choose domains while the budget and the goal allow.
-		for p.cq.Len() > 0 && planned < p.cfg.MaxMoves && (goal.Want == 0 || freed+len(pending) < goal.Want) {
-			it := heap.Pop(&p.cq).(costItem)
-			if used := p.usedMilli(l, it.idx); it.used != used {
-				it.used = used
-				if p.quickCost(l, &it) {
-					heap.Push(&p.cq, it)
-				}
-				continue
+}
+
+// chooseDomains takes domains off the cost queue, cheapest first, while the
+// budget and the goal (want domains freed; 0: as many as the budget allows)
+// allow, closes their hosts and appends them to tl.pending. A domain whose
+// milli-GPU in use changed since its cost was read goes back with its cost
+// read again; one over the budget is skipped (or, ordered by moves, ends
+// the choosing).
+func (p *Planner) chooseDomains(l topology.Level, want int, tl *freeTally) {
+	for p.cq.Len() > 0 && tl.planned < p.cfg.MaxMoves && (want == 0 || tl.freed+len(tl.pending) < want) {
+		it := heap.Pop(&p.cq).(costItem)
+		if used := p.usedMilli(l, it.idx); it.used != used {
+			it.used = used
+			if p.quickCost(l, &it) {
+				heap.Push(&p.cq, it)
 			}
-			if planned+it.moves > p.cfg.MaxMoves {
-				if !p.cq.byMilli {
-					break // ordered by moves: no domain left fits the budget
-				}
-				continue
+			continue
+		}
+		if tl.planned+it.moves > p.cfg.MaxMoves {
+			if !p.cq.byMilli {
+				break // ordered by moves: no domain left fits the budget
 			}
-			if !p.domainCost(l, &it) || p.cfg.MaxGPUsMoved > 0 && plannedGPUs+int64(it.gpus) > p.cfg.MaxGPUsMoved {
-				continue
-			}
-			planned += it.moves
-			plannedGPUs += int64(it.gpus)
-			hlo, hhi := domainHosts(t, l, it.idx)
-			setRange(p.elig, hlo, hhi, false)
-			pending = append(pending, it)
+			continue
 		}
-		if len(pending) == 0 {
-			break
+		if !p.domainCost(l, &it) || p.cfg.MaxGPUsMoved > 0 && tl.gpus+int64(it.gpus) > p.cfg.MaxGPUsMoved {
+			continue
 		}
-		it := pending[0]
-		pending = pending[1:]
-		out.Tried++
-		start, gpus := len(plan.Moves), plan.GPUs
-		if p.empty(l, it.idx, plan) {
-			freed++
-		} else {
-			hlo, hhi := domainHosts(t, l, it.idx)
-			setRange(p.elig, hlo, hhi, true)
-		}
-		// The moves done replace the estimate (a job spanning two chosen
-		// domains moves once).
-		planned += len(plan.Moves) - start - it.moves
-		plannedGPUs += int64(plan.GPUs-gpus) - int64(it.gpus)
-		if goal.Want > 0 && freed >= goal.Want {
-			break
-		}
+		tl.planned += it.moves
+		tl.gpus += int64(it.gpus)
+		hlo, hhi := domainHosts(p.t, l, it.idx)
+		setRange(p.elig, hlo, hhi, false)
+		tl.pending = append(tl.pending, it)
 	}
-	p.pending = pending[:0]
-	out.After = idleCount(c, l)
-	out.Reached = goal.Want == 0 || out.After-out.Before >= goal.Want
-	return out
+}
+
+// emptyChosen empties the first domain of tl.pending in the clone, moves to
+// plan, and counts it freed; if its jobs find no home its hosts are
+// reopened. The moves done replace its estimate in tl.
+func (p *Planner) emptyChosen(l topology.Level, plan *Plan, tl *freeTally) {
+	it := tl.pending[0]
+	tl.pending = tl.pending[1:]
+	start, gpus := len(plan.Moves), plan.GPUs
+	if p.empty(l, it.idx, plan) {
+		tl.freed++
+	} else {
+		hlo, hhi := domainHosts(p.t, l, it.idx)
+		setRange(p.elig, hlo, hhi, true)
+	}
+	// The moves done replace the estimate (a job spanning two chosen
+	// domains moves once).
+	tl.planned += len(plan.Moves) - start - it.moves
+	tl.gpus += int64(plan.GPUs-gpus) - int64(it.gpus)
 }
 
 // costItem is a candidate domain: its moves and milli-GPU to move out.

@@ -28,8 +28,26 @@ func (p *Planner) largestGang(goal Goal, plan *Plan) Outcome {
 		out.Reached = goal.Want == 0 || before >= goal.Want
 		return out
 	}
-	// Candidates: the domains with the most free GPUs, ranked by potential.
-	lo, hi := levelRange(t, l)
+	p.rankGangCands(l, g)
+	bestIdx, tried := p.simulateGangs(l, g, goal.Want, before, plan)
+	out.Tried = tried
+	if bestIdx >= 0 {
+		p.replayKept(plan)
+		plan.Target = -1
+		if l < t.HostLevel() {
+			plan.Target = topology.DomainID(bestIdx)
+		}
+	}
+	out.After, _ = bestGang(p.c, l, g)
+	out.Reached = goal.Want == 0 || out.After >= goal.Want
+	return out
+}
+
+// rankGangCands fills p.gcands with the candidates for a gang of g-GPU
+// pods: the MaxDomains domains (or hosts) of level l with the most free
+// GPUs (ties by index), ranked by potential, highest first.
+func (p *Planner) rankGangCands(l topology.Level, g int) {
+	lo, hi := levelRange(p.t, l)
 	p.gcands = p.gcands[:0]
 	for i := lo; i < hi; i++ {
 		p.gcands = append(p.gcands, gangCand{idx: i, free: p.freeOf(l, i)})
@@ -45,44 +63,50 @@ func (p *Planner) largestGang(goal Goal, plan *Plan) Outcome {
 		p.gcands[k].potential = p.potential(l, p.gcands[k].idx, g)
 	}
 	slices.SortStableFunc(p.gcands, func(a, b gangCand) int { return b.potential - a.potential })
+}
+
+// simulateGangs grows the gang (growGang) in each of the first gangSims
+// candidates whose potential is above before, undoing the moves after each,
+// and stops early once want pods fit (want > 0). It keeps the moves of the
+// simulation giving the largest gang (then the fewest moves) in p.keep and
+// p.keepPods, and returns its domain (-1 if none beats before) and the
+// candidates simulated.
+func (p *Planner) simulateGangs(l topology.Level, g, want, before int, plan *Plan) (bestIdx int32, tried int) {
 	bestGangSeen, bestMoves := before, 0
-	var bestIdx int32 = -1
+	bestIdx = -1
 	for k := 0; k < len(p.gcands) && k < gangSims; k++ {
 		gc := p.gcands[k]
 		if gc.potential <= before {
 			break
 		}
-		out.Tried++
-		got := p.growGang(l, gc.idx, g, goal.Want, plan)
+		tried++
+		got := p.growGang(l, gc.idx, g, want, plan)
 		if got > bestGangSeen || got == bestGangSeen && bestIdx >= 0 && len(plan.Moves) < bestMoves {
 			bestGangSeen, bestMoves, bestIdx = got, len(plan.Moves), gc.idx
 			p.keep = append(p.keep[:0], plan.Moves...)
 			p.keepPods = append(p.keepPods[:0], plan.pods...)
 		}
 		p.undo(plan, 0)
-		if goal.Want > 0 && got >= goal.Want {
+		if want > 0 && got >= want {
 			break
 		}
 	}
-	if bestIdx >= 0 {
-		off := 0
-		for _, mv := range p.keep {
-			pods := p.keepPods[off : off+len(mv.Pods)]
-			off += len(mv.Pods)
-			p.ops = append(p.ops[:0], topology.MoveJob(mv.Job, pods...))
-			if err := p.c.Apply(topology.Delta{Ops: p.ops}); err != nil {
-				panic("defrag: replaying the best compaction: " + err.Error())
-			}
-			plan.add(mv.Job, pods, mv.GPUs, mv.Milli)
+	return bestIdx, tried
+}
+
+// replayKept applies the moves kept by simulateGangs (p.keep, their pods in
+// p.keepPods) to the clone again and appends them to plan.
+func (p *Planner) replayKept(plan *Plan) {
+	off := 0
+	for _, mv := range p.keep {
+		pods := p.keepPods[off : off+len(mv.Pods)]
+		off += len(mv.Pods)
+		p.ops = append(p.ops[:0], topology.MoveJob(mv.Job, pods...))
+		if err := p.c.Apply(topology.Delta{Ops: p.ops}); err != nil {
+			panic("defrag: replaying the best compaction: " + err.Error())
 		}
-		plan.Target = -1
-		if l < t.HostLevel() {
-			plan.Target = topology.DomainID(bestIdx)
-		}
+		plan.add(mv.Job, pods, mv.GPUs, mv.Milli)
 	}
-	out.After, _ = bestGang(p.c, l, g)
-	out.Reached = goal.Want == 0 || out.After >= goal.Want
-	return out
 }
 
 type gangCand struct {

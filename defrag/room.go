@@ -203,8 +203,17 @@ func (p *Planner) MakeRoom(s *topology.State, r *placement.Request, cfg Config, 
 	if level <= 0 {
 		return Result{Exact: true, Reason: reason, Work: 1}, nil
 	}
-	p.budget = cfg.MaxMoves
-	p.most, p.mostAll, p.short = s.MovableGPUsBound(cfg.MaxMoves), s.MovableGPUsBound(math.MaxInt), false
+	return p.searchTargets(level, placed, plan, reason)
+}
+
+// searchTargets selects the target domains of level and examines them,
+// fewest GPUs missing first, then writes the best plan found to plan, or
+// says why there is none. placed: the request was tried as the cluster is
+// already; if not, it is tried when the targets do not rule it out.
+func (p *Planner) searchTargets(level topology.Level, placed bool, plan *Plan, reason Reason) (Result, error) {
+	res := Result{}
+	p.budget = p.cfg.MaxMoves
+	p.most, p.mostAll, p.short = p.s.MovableGPUsBound(p.cfg.MaxMoves), p.s.MovableGPUsBound(math.MaxInt), false
 	p.selectTargets(level)
 	if !placed && (len(p.heap) == 0 || p.heap[0].key == 0) {
 		if done, err := p.placeAsIs(plan, &reason, &res); done || err != nil {
@@ -212,8 +221,24 @@ func (p *Planner) MakeRoom(s *topology.State, r *placement.Request, cfg Config, 
 		}
 		placed = true
 	}
-	possible := false
-	examined := 0
+	examined, possible := p.examineTargets()
+	res.Domains, res.Work = examined, p.work
+	if !p.best.found {
+		return p.noPlan(placed, possible, plan, reason, res)
+	}
+	if err := p.writePlan(plan); err != nil {
+		return Result{}, err
+	}
+	res.Fits, res.Exact = true, !p.limit
+	return res, nil
+}
+
+// examineTargets examines the targets in p.heap from p.hpos on until no
+// later one can beat the best plan (one move of fewer GPUs than its lower
+// bound) or the work runs out, and sets p.limit if the search was cut
+// short. It returns the targets examined, and possible: one of them could
+// hold the request.
+func (p *Planner) examineTargets() (examined int, possible bool) {
 	proven := false
 	for ; p.hpos < len(p.heap); p.hpos++ {
 		tg := p.heap[p.hpos]
@@ -221,7 +246,7 @@ func (p *Planner) MakeRoom(s *topology.State, r *placement.Request, cfg Config, 
 			proven = true // no later target beats one move of best.gpus GPUs
 			break
 		}
-		if p.work >= cfg.MaxWork {
+		if p.work >= p.cfg.MaxWork {
 			p.limit = true
 			break
 		}
@@ -233,25 +258,24 @@ func (p *Planner) MakeRoom(s *topology.State, r *placement.Request, cfg Config, 
 	if p.truncated && !proven && !(p.best.found && p.best.moves == 1 && p.heap[len(p.heap)-1].key >= int64(p.best.gpus)) {
 		p.limit = true
 	}
-	res.Domains, res.Work = examined, p.work
-	if !p.best.found {
-		if !placed {
-			if done, err := p.placeAsIs(plan, &reason, &res); done || err != nil {
-				return res, err // cannot fit: the lower bounds said so
-			}
+	return examined, possible
+}
+
+// noPlan is MakeRoom's answer when no target gave a plan: the request as
+// the cluster is, if not tried yet (placed false) and it fits, else res
+// with the reason it does not fit.
+func (p *Planner) noPlan(placed, possible bool, plan *Plan, reason Reason, res Result) (Result, error) {
+	if !placed {
+		if done, err := p.placeAsIs(plan, &reason, &res); done || err != nil {
+			return res, err // cannot fit: the lower bounds said so
 		}
-		reason.Code = NoTarget
-		if possible || p.short || p.limit {
-			reason.Code = NoPlan
-		}
-		res.Reason, res.Exact = reason, !p.limit
-		res.Domains, res.Work = examined, p.work
-		return res, nil
 	}
-	if err := p.writePlan(plan); err != nil {
-		return Result{}, err
+	reason.Code = NoTarget
+	if possible || p.short || p.limit {
+		reason.Code = NoPlan
 	}
-	res.Fits, res.Exact = true, !p.limit
+	res.Reason, res.Exact = reason, !p.limit
+	res.Work = p.work // placeAsIs counts as work
 	return res, nil
 }
 
