@@ -13,9 +13,28 @@ import (
 // the forced set is empty and V is rest (then the model's V-empty figures
 // stand for the forced set's).
 func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, pstar int32, nf int, milliE int64, rest []int32, all bool) {
-	// The bound first, while V is the forced set: the missing pods, and what
-	// each candidate of rest could add at most (its hosts' gain with all of
-	// rest gone).
+	// The bound first, while V is the forced set.
+	gain, lbCount := p.podBound(m, rest, all)
+	gpuCount, floor := p.gpuBound(m, rest, gain, all)
+	lbCount = max(lbCount, gpuCount)
+	lbMilli := max(milliE+p.cheapest(m, rest, lbCount), floor)
+
+	p.orderRest(m, rest)
+	kept, milli := p.drop(m, dom, host, rest)
+	cost := Cost{Priority: pstar, Victims: nf + kept, Milli: milliE + milli}
+	bound := Cost{Priority: pstar, Victims: nf + lbCount, Milli: lbMilli}
+	if cost.Less(bound) {
+		bound = cost
+	}
+	p.offer(m, dom, host, cost, bound)
+}
+
+// podBound is the greedy's bound in pods of the primary set: the least
+// number of rest's candidates that could cover the missing pods, given what
+// each could add at most (its hosts' gain with all of rest gone), which it
+// returns too (per candidate of rest, in p.keys). It leaves V = forced ∪
+// rest.
+func (p *Planner) podBound(m *model, rest []int32, all bool) ([]int64, int) {
 	nh := len(m.hosts)
 	ps := p.primary
 	gain := resize(p.keys, len(rest))
@@ -40,42 +59,53 @@ func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, 
 		}
 		gain[i] = g
 	}
-	lbCount := p.coverCount(gain, need)
-	floor := int64(0) // milliFloor's bound, where it applies
-	if set := &p.sets[ps]; set.gpus > 0 && set.milli == 0 {
-		// In GPUs: the whole GPUs missing with the forced set gone, and
-		// what each candidate frees at most (its GPUs in the scope, all of
-		// a host it holds exclusively).
-		var missing int64
-		if all {
-			missing = set.pods*set.gpus - m.gpus0
-			floor = p.milliFloor(m, missing) // V is rest: every candidate that may go
-		} else {
-			for _, c := range rest {
-				m.set(int(c), false)
-			}
-			missing = set.pods*set.gpus - m.freeGPUs()
+	return gain, p.coverCount(gain, need)
+}
+
+// gpuBound is the greedy's bound in whole GPUs, where the primary set asks
+// for whole GPUs (else 0, 0): the least number of rest's candidates that
+// could free the whole GPUs missing with the forced set gone, given what
+// each frees at most (its GPUs in the scope, all of a host it holds
+// exclusively; written to gain), and milliFloor's bound where it applies.
+// V = forced ∪ rest before and after.
+func (p *Planner) gpuBound(m *model, rest []int32, gain []int64, all bool) (int, int64) {
+	set := &p.sets[p.primary]
+	if set.gpus <= 0 || set.milli != 0 {
+		return 0, 0
+	}
+	floor := int64(0)
+	var missing int64
+	if all {
+		missing = set.pods*set.gpus - m.gpus0
+		floor = p.milliFloor(m, missing) // V is rest: every candidate that may go
+	} else {
+		for _, c := range rest {
+			m.set(int(c), false)
 		}
-		held := resize(p.sortBuf, len(m.cands)) // per candidate: the exclusive hosts' GPUs
-		clear(held)
-		for k := range m.hosts {
-			if o := m.hosts[k].owner; o >= 0 {
-				held[o] += int64(bits.OnesCount64(m.hosts[k].share))
-			}
-		}
-		for i, c := range rest {
-			gain[i] = m.cands[c].gpus + held[c]
-		}
-		p.sortBuf = held
-		lbCount = max(lbCount, p.coverCount(gain, missing))
-		if !all {
-			for _, c := range rest {
-				m.set(int(c), true)
-			}
+		missing = set.pods*set.gpus - m.freeGPUs()
+	}
+	held := resize(p.sortBuf, len(m.cands)) // per candidate: the exclusive hosts' GPUs
+	clear(held)
+	for k := range m.hosts {
+		if o := m.hosts[k].owner; o >= 0 {
+			held[o] += int64(bits.OnesCount64(m.hosts[k].share))
 		}
 	}
-	lbMilli := max(milliE+p.cheapest(m, rest, lbCount), floor)
+	for i, c := range rest {
+		gain[i] = m.cands[c].gpus + held[c]
+	}
+	p.sortBuf = held
+	count := p.coverCount(gain, missing)
+	if !all {
+		for _, c := range rest {
+			m.set(int(c), true)
+		}
+	}
+	return count, floor
+}
 
+// orderRest sorts rest in the greedy's drop order (sortRest).
+func (p *Planner) orderRest(m *model, rest []int32) {
 	keys := p.rkeys[:0]
 	for _, c := range rest {
 		cd := &m.cands[c]
@@ -83,13 +113,6 @@ func (p *Planner) greedy(m *model, dom topology.DomainID, host topology.HostID, 
 	}
 	p.rkeys = keys
 	p.sortRest(keys, rest)
-	kept, milli := p.drop(m, dom, host, rest)
-	cost := Cost{Priority: pstar, Victims: nf + kept, Milli: milliE + milli}
-	bound := Cost{Priority: pstar, Victims: nf + lbCount, Milli: lbMilli}
-	if cost.Less(bound) {
-		bound = cost
-	}
-	p.offer(m, dom, host, cost, bound)
 }
 
 // restKey orders the greedy's drops.

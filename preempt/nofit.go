@@ -32,12 +32,38 @@ func (p *Planner) noteNear(m *model, dom topology.DomainID, host topology.HostID
 
 // noFit builds the reason no victim set makes the request fit.
 func (p *Planner) noFit() Reason {
+	why, lo, hi := p.noFitScope()
+	if why.Have < why.Need {
+		return why // too small whatever goes
+	}
+	dom, host := why.Domain, why.Host
+	if hi-lo > blockerHosts {
+		// Too large a scope to try job by job: what the rules allow, in GPUs.
+		_, pre := p.s.PreemptibleBelow(dom, p.r.Priority)
+		why.Code, why.Have = Insufficient, p.freeIn(dom)+p.extraIn(dom)+int64(pre)
+		return why
+	}
+	if p.blocker(&why, dom, host, lo, hi) {
+		return why
+	}
+	// No set of jobs: nominations against the request, or the hosts' shape.
+	have, nominated, nominee, nomPrio := p.nominatedIn(lo, hi)
+	if need := why.Need; nominee >= 0 && have < need && have+nominated >= need {
+		why.Code, why.Job, why.Priority = Nominated, nominee, nomPrio
+	}
+	return why
+}
+
+// noFitScope picks the no-fit scope (the nearest noted, else nearest's) and
+// returns the NoCapacity reason for it, with the scope's healthy GPUs as
+// Have, and the scope's hosts [lo, hi).
+func (p *Planner) noFitScope() (why Reason, lo, hi topology.HostID) {
 	dom, host := p.near.Domain, p.near.Host
 	if p.nearScore < 0 {
 		dom, host = p.nearest()
 	}
-	why := Reason{Code: NoCapacity, Domain: dom, Host: host, Request: p.r.Priority, Need: p.needMilli / 1000}
-	lo, hi := p.t.Hosts(dom)
+	why = Reason{Code: NoCapacity, Domain: dom, Host: host, Request: p.r.Priority, Need: p.needMilli / 1000}
+	lo, hi = p.t.Hosts(dom)
 	why.Have = int64(p.s.HealthyGPUs(dom))
 	if host >= 0 {
 		lo, hi = host, host+1
@@ -46,15 +72,14 @@ func (p *Planner) noFit() Reason {
 			why.Have = int64(p.t.HostGPUCount(host) - bits.OnesCount64(p.s.HostFailedMask(host)))
 		}
 	}
-	if why.Have < why.Need {
-		return why // too small whatever goes
-	}
-	if hi-lo > blockerHosts {
-		// Too large a scope to try job by job: what the rules allow, in GPUs.
-		_, pre := p.s.PreemptibleBelow(dom, p.r.Priority)
-		why.Code, why.Have = Insufficient, p.freeIn(dom)+p.extraIn(dom)+int64(pre)
-		return why
-	}
+	return why, lo, hi
+}
+
+// blocker models hosts [lo, hi) of scope (dom, host) with every job a
+// candidate, takes out all victims by the rules, then the others lowest
+// priority first until the request fits. If it does, it writes to why the
+// blocking job of highest priority and how many block, and returns true.
+func (p *Planner) blocker(why *Reason, dom topology.DomainID, host, lo, hi topology.HostID) bool {
 	m := &p.m2
 	m.build(p, lo, hi, modeAll)
 	for c := range m.cands {
@@ -70,29 +95,42 @@ func (p *Planner) noFit() Reason {
 		if !(m.fits() && p.feasible(m, dom, host)) {
 			continue
 		}
-		// Drop blockers not needed, latest (highest priority) first.
-		count, top := 0, -1
-		for b := c; b >= 0; b-- {
-			if m.cands[b].allowed || !m.in[b] {
-				continue
-			}
-			m.set(b, false)
-			if m.fits() && p.feasible(m, dom, host) {
-				continue
-			}
-			m.set(b, true)
-			count++
-			if top < 0 {
-				top = b
-			}
-		}
+		count, top := p.neededBlockers(m, dom, host, c)
 		j := &m.cands[top]
 		why.Code, why.Job, why.Priority, why.Preemptible, why.Count = Blocked, j.id, j.prio, j.pre, count
-		return why
+		return true
 	}
-	// No set of jobs: nominations against the request, or the hosts' shape.
-	have, nominated := int64(0), int64(0)
-	nominee, nomPrio := topology.JobID(-1), int32(0)
+	return false
+}
+
+// neededBlockers drops from V the blockers up to c (c included) that the
+// request does not need to fit, latest (highest priority) first, and
+// returns how many stay and the latest of them.
+func (p *Planner) neededBlockers(m *model, dom topology.DomainID, host topology.HostID, c int) (count, top int) {
+	count, top = 0, -1
+	for b := c; b >= 0; b-- {
+		if m.cands[b].allowed || !m.in[b] {
+			continue
+		}
+		m.set(b, false)
+		if m.fits() && p.feasible(m, dom, host) {
+			continue
+		}
+		m.set(b, true)
+		count++
+		if top < 0 {
+			top = b
+		}
+	}
+	return count, top
+}
+
+// nominatedIn sums, over the healthy hosts of an allowed model in [lo,
+// hi), the GPUs neither failed nor nominated against the request (have)
+// and those nominated against it (nominated), and names the nominee of
+// lowest priority (then lowest id) among them, or -1.
+func (p *Planner) nominatedIn(lo, hi topology.HostID) (have, nominated int64, nominee topology.JobID, nomPrio int32) {
+	nominee = -1
 	for h := lo; h < hi; h++ {
 		if p.s.HostHealth(h) != topology.Healthy || !p.modelOK[p.t.HostModel(h)] {
 			continue
@@ -112,10 +150,7 @@ func (p *Planner) noFit() Reason {
 			}
 		}
 	}
-	if need := why.Need; nominee >= 0 && have < need && have+nominated >= need {
-		why.Code, why.Job, why.Priority = Nominated, nominee, nomPrio
-	}
-	return why
+	return have, nominated, nominee, nomPrio
 }
 
 // blockerHosts bounds the scopes whose blocking jobs are looked for one by

@@ -256,12 +256,8 @@ type Planner struct {
 // its guarantees.
 func (p *Planner) Plan(s *topology.State, r *placement.Request, ready, expiry int64, out *Result) (bool, Reason, error) {
 	out.reset()
-	t := s.Tree()
-	if err := r.Validate(t); err != nil {
-		return false, Reason{}, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	if s.HasJob(r.Job) {
-		return false, Reason{}, fmt.Errorf("%w: job %d is already running", ErrInvalid, r.Job)
+	if err := validate(s, r); err != nil {
+		return false, Reason{}, err
 	}
 	p.begin(s, r)
 	ok, why, err := p.solver.Place(s, r, &out.Plan)
@@ -276,34 +272,74 @@ func (p *Planner) Plan(s *topology.State, r *placement.Request, ready, expiry in
 	if why.Code.Permanent() {
 		return false, Reason{Code: Unplaceable, Host: -1, Request: r.Priority, Place: why}, nil
 	}
+	found, err := p.searchAndPlace(out)
+	if err != nil {
+		return false, Reason{}, err
+	}
+	if !found {
+		out.Tests, out.Scopes = p.tests, p.modelled
+		return false, p.noFit(), nil
+	}
+	p.answer(out, ready, expiry)
+	return true, Reason{}, nil
+}
+
+// validate checks request r against s: well formed, and its job not
+// running already (errors wrap ErrInvalid).
+func validate(s *topology.State, r *placement.Request) error {
+	if err := r.Validate(s.Tree()); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if s.HasJob(r.Job) {
+		return fmt.Errorf("%w: job %d is already running", ErrInvalid, r.Job)
+	}
+	return nil
+}
+
+// searchAndPlace searches for the best answer and places the request with
+// its victims gone, into out.Plan. It returns false if no victim set makes
+// the request fit. If placement refuses an answer of the exact model, it
+// searches once more asking placement everything; a second refusal is an
+// error wrapping ErrInternal.
+func (p *Planner) searchAndPlace(out *Result) (bool, error) {
 	for attempt := 0; ; attempt++ {
 		p.search()
 		if !p.found {
-			out.Tests, out.Scopes = p.tests, p.modelled
-			return false, p.noFit(), nil
+			return false, nil
 		}
 		p.verify()
-		scope := p.bestDom
-		req := p.r
-		if p.bestHost >= 0 {
-			req = p.hostReq(p.bestHost)
-		}
-		p.tests++
-		var ok bool
-		if p.bestPodsOK { // the top-down answer read the victims' pods already
-			ok, _, err = p.solver.PlaceWithoutPods(s, req, scope, p.bestV, p.bestPods, &out.Plan)
-		} else {
-			ok, _, err = p.solver.PlaceWithout(s, req, scope, p.bestV, &out.Plan)
-		}
-		if err == nil && ok {
-			break
+		if p.placeBest(out) {
+			return true, nil
 		}
 		if attempt > 0 || !p.modelExact {
-			return false, Reason{}, fmt.Errorf("%w: victims %v do not make the request fit in %s", ErrInternal, p.bestV, t.DomainPath(scope))
+			return false, fmt.Errorf("%w: victims %v do not make the request fit in %s", ErrInternal, p.bestV, p.s.Tree().DomainPath(p.bestDom))
 		}
 		p.fallbacks++
 		p.modelExact = false // search again, asking placement everything
 	}
+}
+
+// placeBest places the request in the best answer's scope with its victims
+// gone, into out.Plan, and reports whether it fits.
+func (p *Planner) placeBest(out *Result) bool {
+	req := p.r
+	if p.bestHost >= 0 {
+		req = p.hostReq(p.bestHost)
+	}
+	p.tests++
+	var ok bool
+	var err error
+	if p.bestPodsOK { // the top-down answer read the victims' pods already
+		ok, _, err = p.solver.PlaceWithoutPods(p.s, req, p.bestDom, p.bestV, p.bestPods, &out.Plan)
+	} else {
+		ok, _, err = p.solver.PlaceWithout(p.s, req, p.bestDom, p.bestV, &out.Plan)
+	}
+	return err == nil && ok
+}
+
+// answer writes the best answer to out (its placement is there already):
+// victims, cost, bound, scope, the search's counts, and the nomination.
+func (p *Planner) answer(out *Result, ready, expiry int64) {
 	out.Victims = append(out.Victims, p.bestV...)
 	out.Cost = p.best // the top-down answer's, counted from its candidates
 	if !p.bestTopDown {
@@ -317,7 +353,6 @@ func (p *Planner) Plan(s *topology.State, r *placement.Request, ready, expiry in
 	out.Scope = p.bestDom
 	out.Tests, out.Scopes = p.tests, p.modelled
 	p.nominate(out, ready, expiry)
-	return true, Reason{}, nil
 }
 
 // begin sets up the per-call state: the request's demand, models,
@@ -332,6 +367,20 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 	p.hreq.Restriction = nil // its Eligible becomes one host's bitset (hostReq)
 	p.eligible = r.Eligible
 
+	pods := p.demand(r)
+	p.allowModels(t, r)
+	p.collectExtras()
+	p.setMode(t, r, pods)
+	p.jobCaches(s)
+	p.fallbacks, p.singles = 0, 0
+	p.slotOK = p.slotAllowed()
+	p.creditOK = p.slotOK && p.creditForce >= 0
+}
+
+// demand reads the request's pod sets into p.sets (with the pseudo set of
+// all whole GPUs, for several sets), the milli-GPUs needed, the primary
+// set and whether the model is exact; it returns the request's pods.
+func (p *Planner) demand(r *placement.Request) int64 {
 	p.sets = p.sets[:0]
 	p.needMilli = 0
 	whole, pods, bestG := int64(0), int64(0), int64(-1)
@@ -356,7 +405,12 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 		p.sets = append(p.sets, setInfo{pods: whole, gpus: 1})
 	}
 	p.modelExact = len(r.Sets) == 1 && r.Sets[0].SliceSize <= 1
+	return pods
+}
 
+// allowModels marks in p.modelOK the GPU models of t the request accepts
+// (all when it names none).
+func (p *Planner) allowModels(t *topology.Tree, r *placement.Request) {
 	p.modelOK = resize(p.modelOK, t.NumModels())
 	p.anyModel = len(r.Models) == 0
 	for m := range p.modelOK {
@@ -365,8 +419,11 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 	for _, m := range r.Models {
 		p.modelOK[m] = true
 	}
-	p.collectExtras()
+}
 
+// setMode chooses the search mode and its leaf level from the request's
+// required level and its pods.
+func (p *Planner) setMode(t *topology.Tree, r *placement.Request, pods int64) {
 	hl := t.HostLevel()
 	switch {
 	case r.Required == hl || pods == 1:
@@ -376,7 +433,11 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 	default:
 		p.mode, p.leafLevel = rootMode, 0
 	}
+}
 
+// jobCaches sizes the per-job stamps for s's job ids (with room to grow;
+// resetting the epochs when they are new) and takes s's compact job view.
+func (p *Planner) jobCaches(s *topology.State) {
 	if n := int(s.JobIDBound()); len(p.candEp) < n {
 		n += n / 4 // room for the job table to grow, not a copy for every new job id
 		p.candEp = make([]uint32, n)
@@ -385,9 +446,6 @@ func (p *Planner) begin(s *topology.State, r *placement.Request) {
 		p.candEpoch, p.markEpoch = 0, 0
 	}
 	p.prios, p.npods, p.millis, p.preW = s.JobPriorities(), s.JobPodCounts(), s.JobMilliGPUs(), s.PreemptibleJobWords()
-	p.fallbacks, p.singles = 0, 0
-	p.slotOK = p.slotAllowed()
-	p.creditOK = p.slotOK && p.creditForce >= 0
 }
 
 // collectExtras collects the nominated GPUs the request may take (the

@@ -40,9 +40,29 @@ import (
 // priority) that does not reach the threshold returns false, and nothing is
 // noted: the caller models all candidates.
 func (p *Planner) searchScope(m *model, dom topology.DomainID, host topology.HostID, partial bool) bool {
+	end, ok := p.threshold(m, dom, host)
+	if !ok {
+		if partial {
+			return false
+		}
+		p.noteNear(m, dom, host, end)
+		return true
+	}
+	pstar := m.cands[end-1].prio
+	nf, milliE := p.markForced(m, end)
+	if lb := (Cost{Priority: pstar, Victims: max(nf, 1), Milli: milliE}); p.found && !lb.Less(p.best) {
+		return true
+	}
+	rest := p.unforced(end)
+	p.searchRest(m, dom, host, pstar, nf, milliE, rest)
+	return true
+}
+
+// threshold puts in V the candidates of m, a priority at a time, lowest
+// first, until the request fits (ok), or priorities run out or exceed the
+// best answer's; end is how many candidates V holds.
+func (p *Planner) threshold(m *model, dom topology.DomainID, host topology.HostID) (end int, ok bool) {
 	n := len(m.cands)
-	end := 0
-	ok := false
 	for end < n {
 		prio := m.cands[end].prio
 		if p.found && prio > p.best.Priority {
@@ -54,23 +74,18 @@ func (p *Planner) searchScope(m *model, dom topology.DomainID, host topology.Hos
 		}
 		m.setRange(from, end, true)
 		if m.fits() && p.feasible(m, dom, host) {
-			ok = true
-			break
+			return end, true
 		}
 	}
-	if !ok {
-		if partial {
-			return false
-		}
-		p.noteNear(m, dom, host, end)
-		return true
-	}
-	pstar := m.cands[end-1].prio
+	return end, false
+}
 
-	// Forced candidates.
-	forced := resize(p.flags, n)
+// markForced marks in p.flags the forced candidates among the first end (all in
+// V): those without which the model says the request cannot fit. It
+// returns how many there are and their milli; V is left as it was.
+func (p *Planner) markForced(m *model, end int) (nf int, milliE int64) {
+	forced := resize(p.flags, len(m.cands))
 	p.flags = forced
-	nf, milliE := 0, int64(0)
 	nh := len(m.hosts)
 	for c := range end {
 		// Without c, a host of c keeps at least nothing: if the others
@@ -87,21 +102,31 @@ func (p *Planner) searchScope(m *model, dom topology.DomainID, host topology.Hos
 			milliE += m.cands[c].milli
 		}
 	}
-	if lb := (Cost{Priority: pstar, Victims: max(nf, 1), Milli: milliE}); p.found && !lb.Less(p.best) {
-		return true
-	}
+	return nf, milliE
+}
+
+// unforced lists in p.order the first end candidates not forced (p.flags).
+func (p *Planner) unforced(end int) []int32 {
 	rest := p.order[:0]
 	for c := range end {
-		if !forced[c] {
+		if !p.flags[c] {
 			rest = append(rest, int32(c))
 		}
 	}
 	p.order = rest
+	return rest
+}
+
+// searchRest finishes the scope's search once the nf forced candidates
+// (milliE their milli) are known, V holding them and rest, and offers the
+// answer: the forced set if it fits alone, else the cheapest subset of rest
+// added to it (exhaustive), else the greedy's.
+func (p *Planner) searchRest(m *model, dom topology.DomainID, host topology.HostID, pstar int32, nf int, milliE int64, rest []int32) {
 	if nf == 0 && len(rest) > p.cfg.ExactVictims {
 		// V is rest already, as the greedy starts; its bound reads the
 		// capacities with V empty from the build.
 		p.greedy(m, dom, host, pstar, nf, milliE, rest, true)
-		return true
+		return
 	}
 	for _, c := range rest {
 		m.set(int(c), false)
@@ -109,13 +134,12 @@ func (p *Planner) searchScope(m *model, dom topology.DomainID, host topology.Hos
 	if nf > 0 && m.fits() && p.feasible(m, dom, host) {
 		c := Cost{Priority: pstar, Victims: nf, Milli: milliE}
 		p.offer(m, dom, host, c, c)
-		return true
+		return
 	}
 	if len(rest) <= p.cfg.ExactVictims && p.exhaustive(m, dom, host, pstar, nf, milliE, rest) {
-		return true
+		return
 	}
 	p.greedy(m, dom, host, pstar, nf, milliE, rest, false)
-	return true
 }
 
 // feasible: the model fits (checked by the caller); where the model is only
