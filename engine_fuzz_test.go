@@ -125,7 +125,7 @@ func runFuzzEngine(t *testing.T, data []byte) string {
 		if err := e.ReadyAgrees(); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
-		wantAllSlices(t, step, e.State())
+		wantKeepsDomains(t, step, e.State())
 	}
 	return r.out.String()
 }

@@ -23,6 +23,10 @@ import (
 //     victims are the candidates whose GPUs the replacements take;
 //  4. none: the job leaves the State and is pending again (Requeued).
 //
+// A job required on one host (Required at the host level) is repaired on
+// that host alone: no spare (another host), free GPUs or lower-priority work
+// there, else it is rescheduled.
+//
 // Several faulted pods of one job are replaced together. A repair is applied
 // at once as one Delta — the victims' RemoveJob, then the job's ReplacePods
 // of the faulted ranks (the other pods are not touched) — so the victims are released
@@ -67,6 +71,9 @@ type repairScratch struct {
 	taken  []topology.HostID
 	open   []uint64 // every host but those taken
 	one    []uint64 // one host
+	// host is the host of a job required on one host (-1 for others): its
+	// replacements stay there.
+	host topology.HostID
 }
 
 type spareUse struct {
@@ -135,7 +142,11 @@ func (e *Engine) repairFaulted(slot int32) bool {
 		rs.info, _ = e.s.JobInfo(topology.JobID(slot))
 		rs.sliced = e.slicedFaults(&rs.info)
 	}
-	if e.sp.on() && e.fromSpares(slot, scope) {
+	rs.host = -1
+	if j.spec.Required >= e.t.HostLevel() {
+		rs.host = rs.pods[0].Host // a spare is another host
+	}
+	if rs.host < 0 && e.sp.on() && e.fromSpares(slot, scope) {
 		e.repaired(slot, FromSpare)
 		return true
 	}
@@ -312,7 +323,13 @@ func (e *Engine) fromPlacement(slot int32, scope topology.DomainID, gone []topol
 	}
 	e.sets = sets
 	req := e.repairRequest(slot)
+	if rs.host >= 0 {
+		req.Eligible = e.oneHost(rs.host)
+	}
 	ok, _, err := e.v.PlaceWithout(e.s, &req, scope, gone, &e.plan)
+	if rs.host >= 0 {
+		rs.one[rs.host>>6] = 0
+	}
 	if err != nil || !ok {
 		return false
 	}

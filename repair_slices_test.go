@@ -96,18 +96,39 @@ func TestRepairSliceFromSpareOfItsRack(t *testing.T) {
 	h.check()
 }
 
-// wantAllSlices fails unless every job in the State keeps the slices of its
-// pod sets (binds, repairs and moves alike); the random loops and
-// FuzzEngine call it after every event.
-func wantAllSlices(t testing.TB, step int, s *topology.State) {
+// wantKeepsDomains fails unless every job in the State keeps its required
+// domain and the slices of its pod sets (binds, repairs and moves alike); the
+// random loops and FuzzEngine call it after every event.
+func wantKeepsDomains(t testing.TB, step int, s *topology.State) {
 	t.Helper()
 	for id := range s.JobIDBound() {
+		if !keepsRequired(s, id) {
+			info, _ := s.JobInfo(id)
+			t.Fatalf("step %d: job %d leaves its required %s: pods %+v",
+				step, id, s.Tree().LevelName(info.Required), s.AppendJobPods(nil, id))
+		}
 		if si, ok := keepsSlices(s, id); !ok {
 			info, _ := s.JobInfo(id)
 			t.Fatalf("step %d: job %d breaks the slices of its pod set %d: sets %+v, pods %+v",
 				step, id, si, info.Sets, s.AppendJobPods(nil, id))
 		}
 	}
+}
+
+// keepsRequired reports whether job id (if in s) has its pods in one domain
+// of its required level (one host at the host level).
+func keepsRequired(s *topology.State, id topology.JobID) bool {
+	info, ok := s.JobInfo(id)
+	if !ok || info.Required <= 0 {
+		return true
+	}
+	pods := s.AppendJobPods(nil, id)
+	for i := 1; i < len(pods); i++ {
+		if tDomain(s.Tree(), pods[i].Host, info.Required) != tDomain(s.Tree(), pods[0].Host, info.Required) {
+			return false
+		}
+	}
+	return true
 }
 
 // keepsSlices reports whether job id (if in s) keeps its slices, or the
