@@ -64,3 +64,20 @@ func TestRepairRequiredHostTakesNoSpare(t *testing.T) {
 	}
 	h.check()
 }
+
+func TestRepairRequiredHostPreemptsThere(t *testing.T) {
+	h, E := hostJob(t, blink.Config{})
+	F := filler(1, 2, 1)
+	F.Required = h.tree.HostLevel()
+	B := h.submit(1, F)
+	h.confirmAll(h.cycle(1))
+	h.wantPic(`
+		rack0 |AABB|....|
+	`)
+	h.ok(h.e.GPUFailed(0))
+	r := oneRepair(t, h.cycle(2))
+	if r.Job != E || r.Source != blink.FromPreemption || r.Pods[0].Host != 0 || len(r.Victims) != 1 || r.Victims[0] != B {
+		t.Fatalf("repair %+v, want rank 0 on host 0 in place of filler %v", r, B)
+	}
+	h.check()
+}
