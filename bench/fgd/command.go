@@ -23,7 +23,7 @@ const (
 )
 
 // Usage is the synopsis of the fgd subcommand.
-const Usage = "usage: blink fgd -nodes FILE -pods FILE [-seeds 42-51] [-policy blink|blink-bestfit|bestfit|random,...] [-tree flat|pool] [-json] [-plot out.png]"
+const Usage = "usage: blink fgd -nodes FILE -pods FILE [-seeds 42-51] [-policy blink|blink-bestfit|bestfit|random,...] [-tree flat|pool] [-vary KIND=P] [-json] [-plot out.png]"
 
 // DefaultSeeds are the FGD paper's ten seeds.
 const DefaultSeeds = "42-51"
@@ -47,6 +47,8 @@ func Command(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	tree := fs.String("tree", openb.Flat, "the cluster's `TREE`: flat (no levels) or pool (one level of node pools by instance type)")
 	asJSON := fs.Bool("json", false, "print one JSON object per policy instead of the table")
 	plotPath := fs.String("plot", "", "write the curves to a PNG `FILE`")
+	vary := fs.String("vary", "", "change the pod list first: `KIND=P`, KIND one of "+strings.Join(openb.VariantKinds, ", ")+
+		" (more fractional, multi-GPU, model-bound or CPU-only pods, as the FGD paper's workload families)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nRuns the FGD paper's protocol (USENIX ATC'23, Fig. 9): pods drawn from the pod list\n"+
 			"with replacement until they ask for 130%% of the cluster's GPUs, placed one at a time, never\n"+
@@ -75,7 +77,11 @@ func Command(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "%v", err)
 	}
-	c, shapes, err := Load(*nodesPath, *podsPath, *tree)
+	variant, err := openb.ParseVariant(*vary)
+	if err != nil {
+		return usageError(stderr, "%v", err)
+	}
+	c, shapes, err := LoadVariant(*nodesPath, *podsPath, *tree, variant)
 	if err != nil {
 		return fail(stderr, ExitInvalid, err)
 	}
@@ -88,7 +94,7 @@ func Command(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *asJSON {
 		err = WriteJSON(stdout, sums)
 	} else {
-		err = WriteTable(stdout, c, len(shapes), sums)
+		err = WriteTable(stdout, c, len(shapes), variant, sums)
 	}
 	if err != nil {
 		return fail(stderr, ExitInternal, err)
@@ -104,12 +110,24 @@ func Command(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // Load reads a node list and a pod list and builds the cluster (tree: see
 // openb.NewCluster) and the pods' shapes.
 func Load(nodesPath, podsPath, tree string) (*openb.Cluster, []openb.Shape, error) {
+	return LoadVariant(nodesPath, podsPath, tree, openb.Variant{})
+}
+
+// VariantSeed is the seed of the random draws that make a variant of the
+// pod list (openb.Vary): one list per variant, whatever the protocol's seeds.
+const VariantSeed = 1
+
+// LoadVariant is Load with the pod list changed to variant v first.
+func LoadVariant(nodesPath, podsPath, tree string, v openb.Variant) (*openb.Cluster, []openb.Shape, error) {
 	nodes, err := openb.LoadNodes(nodesPath)
 	if err != nil {
 		return nil, nil, err
 	}
 	pods, err := openb.LoadPods(podsPath)
 	if err != nil {
+		return nil, nil, err
+	}
+	if pods, err = openb.Vary(pods, nodes, v, VariantSeed); err != nil {
 		return nil, nil, err
 	}
 	c, err := openb.NewCluster(nodes, tree)
@@ -208,14 +226,19 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 var TablePoints = []int{50, 80, 90, 100, 110, 120, 130}
 
 // WriteTable writes the summaries as a text table: GPU allocation (%) at
-// TablePoints of arrived GPU request, pods placed, and pods per second.
-func WriteTable(w io.Writer, c *openb.Cluster, pods int, sums []Summary) error {
+// TablePoints of arrived GPU request, pods placed, and pods per second; the
+// header names the cluster, the pod list's size and variant, and the seeds.
+func WriteTable(w io.Writer, c *openb.Cluster, pods int, v openb.Variant, sums []Summary) error {
 	seeds := ""
 	if len(sums) > 0 {
 		seeds = formatSeeds(sums[0].Seeds)
 	}
-	fmt.Fprintf(w, "FGD protocol: %d nodes, %d GPUs; %d pods in the list; seeds %s (mean)\n",
-		len(c.Nodes), c.GPUs, pods, seeds)
+	varied := ""
+	if v.Kind != "" {
+		varied = fmt.Sprintf(" (variant %v)", v)
+	}
+	fmt.Fprintf(w, "FGD protocol: %d nodes, %d GPUs; %d pods in the list%s; seeds %s (mean)\n",
+		len(c.Nodes), c.GPUs, pods, varied, seeds)
 	fmt.Fprintf(w, "GPU allocation (%%) when the arrived GPU request reaches k%% of capacity\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "policy\t")

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/blinksched/blink/bench/openb"
 )
 
 func runCommand(args ...string) (code int, stdout, stderr string) {
@@ -100,6 +102,35 @@ func TestCommandTable(t *testing.T) {
 	}
 }
 
+// TestCommandVariant: -vary changes the list before the protocol (the header
+// says so, and the curve is that of the varied list) and leaves the file alone.
+func TestCommandVariant(t *testing.T) {
+	code, out, errOut := runCommand(append(traceArgs, "-seeds", "4", "-policy", "bestfit", "-vary", "gpuspec=100")...)
+	if code != ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if !strings.HasPrefix(out, "FGD protocol: 4 nodes, 7 GPUs; 6 pods in the list (variant gpuspec=100); seeds 4 (mean)\n") {
+		t.Fatalf("header:\n%s", out)
+	}
+	c, shapes, err := LoadVariant(traceArgs[1], traceArgs[3], openb.Flat, openb.Variant{Kind: "gpuspec", Percent: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range shapes {
+		if shapes[i].GPUs > 0 && len(shapes[i].Models) != 1 {
+			t.Errorf("shape %d accepts models %v, want one", i, shapes[i].Models)
+		}
+	}
+	_, plain, _ := runCommand(append(traceArgs, "-seeds", "4", "-policy", "bestfit")...)
+	curve := func(table string) string { // the bestfit row, less pods/s
+		f := strings.Fields(table[strings.LastIndex(table, "bestfit"):])
+		return strings.Join(f[:len(f)-1], " ")
+	}
+	if curve(plain) == curve(out) || len(c.Nodes) != 4 {
+		t.Errorf("the variant changed nothing:\n%s\n%s", plain, out)
+	}
+}
+
 func TestCommandErrors(t *testing.T) {
 	missing := filepath.Join("testdata", "missing.csv")
 	for _, tc := range []struct {
@@ -113,6 +144,8 @@ func TestCommandErrors(t *testing.T) {
 		{append(traceArgs, "-seeds", "9-1"), ExitInvalid, `bad seed or range "9-1"`},
 		{append(traceArgs, "-policy", "fgd"), ExitInvalid, `unknown policy "fgd"`},
 		{append(traceArgs, "-tree", "rack"), ExitInvalid, `unknown tree "rack"`},
+		{append(traceArgs, "-vary", "gpushare=200"), ExitInvalid, `percent "200"`},
+		{append(traceArgs, "-vary", "fraction=20"), ExitInvalid, "KIND one of gpushare, multigpu, gpuspec, cpu"},
 		{[]string{"-nodes", missing, "-pods", traceArgs[3]}, ExitInvalid, "missing.csv"},
 		{[]string{"-nodes", traceArgs[1], "-pods", traceArgs[1]}, ExitInvalid, `no column "name"`},
 		{append(traceArgs, "-seeds", "1", "-plot", filepath.Join(t.TempDir(), "no", "dir.png")), ExitInternal, "dir.png"},
