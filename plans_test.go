@@ -186,3 +186,40 @@ func TestDefragMoveExpires(t *testing.T) {
 		t.Fatalf("bound %v", got)
 	}
 }
+
+// TestRepairAfterMove: a job moved to another domain of its required level
+// is repaired inside the domain it moved to. (FuzzLoop found the engine
+// repairing a moved job inside the domain it had left, breaking its required
+// level.)
+func TestRepairAfterMove(t *testing.T) {
+	h := newHarness(t, racks(2, 4, 4), blink.Config{MaxReservations: -1, MaxPreemptAttempts: -1})
+	rack := h.level("rack")
+	rackGang := gang(3, 4, 50)
+	rackGang.Required = rack
+	h.submit(0, rackGang)            // A: rack0, hosts 0-2
+	T := h.submit(0, gang(1, 4, 50)) // B: rack0, host 3, for now
+	h.confirmAll(h.cycle(0))
+	m := filler(2, 1, 1)
+	m.Movable, m.Required = true, rack
+	M := h.submit(1, m) // C: rack0 is full, so rack1
+	h.confirmAll(h.cycle(1))
+	h.ok(h.e.Finished(T))
+	whole := gang(4, 4, 30)
+	whole.Required = rack
+	h.submit(2, whole) // D: a whole rack, only by moving C
+	if d := h.cycle(2); len(d.Moves) != 1 || d.Moves[0].Job != M {
+		t.Fatalf("moves %+v", d.Moves)
+	}
+	h.ok(h.e.Moved(M))
+	h.confirmAll(h.cycle(3))
+	h.wantPic(`
+		rack0 |AAAA|AAAA|AAAA|CC..|
+		rack1 |BBBB|BBBB|BBBB|BBBB|
+	`)
+	h.ok(h.e.GPUFailed(12)) // C's rank 0 on host 3
+	r := oneRepair(t, h.cycle(4))
+	if r.Job != M || r.Requeued || r.Source != blink.FromFree || r.Pods[0].Host != 3 {
+		t.Fatalf("repair %+v, want C's rank 0 on host 3, in rack0 where C runs now", r)
+	}
+	h.check()
+}
