@@ -18,9 +18,13 @@ import (
 // shapes, Σ ⌊free milli / milli⌋ over the GPUs for fractions — CPU and
 // memory; 0 on a host of a model m does not accept). Each shape has an
 // integer weight W(m), proportional to Weight × its GPU request in milli-GPU
-// ÷ Cap(m)^¼, where Cap(m) is the capacity of the whole tree, empty, for m
-// (scarce shapes weigh more; shapes that ask for no GPU weigh nothing, and
-// shapes that fit nowhere are dropped). The loss of placing a pod on host h
+// ÷ Any(m)^¼ × Any(m) ÷ Cap(m), where Cap(m) is the capacity of the whole
+// tree, empty, for m and Any(m) the same were every model acceptable: scarce
+// shapes weigh more, and a shape limited to some models weighs more by the
+// share of the capacity they leave it, so that the hosts of a model many
+// shapes accept are not spared at the expense of a scarce one a few shapes
+// need. Shapes that ask for no GPU weigh nothing, and shapes that fit nowhere
+// are dropped. The loss of placing a pod on host h
 // is Σ_m W(m)·(cap_h(m) before − cap_h(m) after); the pod goes to the
 // feasible host of least loss, ties to the least free CPU + 16 × free
 // milli-GPU on the host (the FGD paper's BestFit score, CPU in milli-cores),
@@ -156,15 +160,10 @@ func compileProfile(t *topology.Tree, p *Profile) *profile {
 			ok[m] = true
 		}
 		ty := ptype{g: int32(g), cpu: s.CPUMilli, mem: s.MemoryMiB}
-		total := emptyCapacity(t, c.groups[g], &ty, ok)
-		if total == 0 {
+		w := shapeWeight(t, s, c.groups[g], &ty, ok)
+		if w == 0 {
 			continue // fits nowhere
 		}
-		demand := float64(s.Milli)
-		if s.Milli == 0 {
-			demand = float64(s.GPUs) * topology.FullGPU
-		}
-		w := s.Weight * demand / math.Pow(float64(total), profileExp)
 		c.types = append(c.types, ty)
 		c.okM = append(c.okM, ok...)
 		raw = append(raw, w)
@@ -184,11 +183,31 @@ func compileProfile(t *topology.Tree, p *Profile) *profile {
 	return c
 }
 
-// emptyCapacity is Cap(m): pods of type ty the empty tree holds.
+// shapeWeight is the real weight of shape s (GPU shape g, type ty, models
+// ok) before scaling: Weight × milli-GPU ÷ Any^¼ × Any ÷ Cap; 0 if it fits
+// nowhere.
+func shapeWeight(t *topology.Tree, s *ProfileShape, g pgroup, ty *ptype, ok []bool) float64 {
+	total := emptyCapacity(t, g, ty, ok)
+	if total == 0 {
+		return 0
+	}
+	all := total
+	if len(s.Models) > 0 {
+		all = emptyCapacity(t, g, ty, nil)
+	}
+	demand := float64(s.Milli)
+	if s.Milli == 0 {
+		demand = float64(s.GPUs) * topology.FullGPU
+	}
+	return s.Weight * demand / math.Pow(float64(all), profileExp) * float64(all) / float64(total)
+}
+
+// emptyCapacity is Cap(m): pods of type ty the empty tree holds on hosts of
+// the models ok accepts (nil: every model, Any(m)).
 func emptyCapacity(t *topology.Tree, g pgroup, ty *ptype, ok []bool) int64 {
 	total := int64(0)
 	for h := range topology.HostID(t.NumHosts()) {
-		if !ok[t.HostModel(h)] {
+		if ok != nil && !ok[t.HostModel(h)] {
 			continue
 		}
 		n := int64(t.HostGPUCount(h))

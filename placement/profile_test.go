@@ -32,13 +32,16 @@ func newProfOracle(t *topology.Tree, p *placement.Profile) *profOracle {
 		if s.GPUs == 0 {
 			continue
 		}
-		total := int64(0)
+		anyModel := s
+		anyModel.Models = nil
+		total, all := int64(0), int64(0) // Cap(m), and Cap(m) were every model acceptable
 		for h := range topology.HostID(t.NumHosts()) {
 			milli := make([]int, t.HostGPUCount(h))
 			for i := range milli {
 				milli[i] = topology.FullGPU
 			}
 			total += oracleCap(&s, t.HostModel(h), milli, int64(t.HostCPU(h)), int64(t.HostMemory(h)))
+			all += oracleCap(&anyModel, t.HostModel(h), milli, int64(t.HostCPU(h)), int64(t.HostMemory(h)))
 		}
 		if total == 0 {
 			continue
@@ -47,7 +50,7 @@ func newProfOracle(t *topology.Tree, p *placement.Profile) *profOracle {
 		if s.Milli == 0 {
 			demand = float64(s.GPUs) * 1000
 		}
-		w := s.Weight * demand / math.Pow(float64(total), 0.25)
+		w := s.Weight * demand / math.Pow(float64(all), 0.25) * float64(all) / float64(total)
 		o.shapes = append(o.shapes, s)
 		raw = append(raw, w)
 		maxW = max(maxW, w)
