@@ -375,8 +375,8 @@ func (e *Engine) applyPlaced(slot int32, gone []topology.JobID) bool {
 }
 
 // repairCandidates lists in rs.cands the preemptible running jobs of lower
-// priority than job slot with pods in scope, ascending; it reports whether
-// there are any.
+// priority than job slot with pods in scope (on its host, for a job required
+// on one host), ascending; it reports whether there are any.
 func (e *Engine) repairCandidates(slot int32, scope topology.DomainID) bool {
 	rs := &e.rs
 	prio := e.jobs[slot].spec.Priority
@@ -386,6 +386,9 @@ func (e *Engine) repairCandidates(slot int32, scope topology.DomainID) bool {
 	ep := e.nextMark()
 	rs.cands = rs.cands[:0]
 	lo, hi := e.t.Hosts(scope)
+	if rs.host >= 0 {
+		lo, hi = rs.host, rs.host+1
+	}
 	for h := lo; h < hi; h++ {
 		e.ids = e.s.AppendHostJobs(e.ids[:0], h)
 		for _, id := range e.ids {
