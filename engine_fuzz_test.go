@@ -126,6 +126,7 @@ func runFuzzEngine(t *testing.T, data []byte) string {
 			t.Fatalf("step %d: %v", step, err)
 		}
 		wantKeepsDomains(t, step, e.State())
+		wantModels(t, step, e)
 	}
 	return r.out.String()
 }

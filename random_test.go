@@ -116,6 +116,7 @@ func runLoopWith(t *testing.T, rng *rand.Rand, what string, steps int, c loopCon
 			t.Fatalf("%s step %d: %v", what, step, err)
 		}
 		wantKeepsDomains(t, step, l.h.e.State())
+		wantModels(t, step, l.h.e)
 		if step%97 == 48 {
 			l.cloneAndCycle(step)
 		}

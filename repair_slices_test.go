@@ -1,6 +1,7 @@
 package blink_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/blinksched/blink"
@@ -111,6 +112,24 @@ func wantKeepsDomains(t testing.TB, step int, s *topology.State) {
 			info, _ := s.JobInfo(id)
 			t.Fatalf("step %d: job %d breaks the slices of its pod set %d: sets %+v, pods %+v",
 				step, id, si, info.Sets, s.AppendJobPods(nil, id))
+		}
+	}
+}
+
+// wantModels fails unless every job of engine e with pods in the State has
+// them on hosts of models its spec accepts (binds, repairs and moves alike).
+func wantModels(t testing.TB, step int, e *blink.Engine) {
+	t.Helper()
+	s := e.State()
+	for _, id := range e.AppendJobs(nil) {
+		spec, err := e.Spec(id)
+		if err != nil || len(spec.Models) == 0 {
+			continue
+		}
+		for _, p := range s.AppendJobPods(nil, id.Slot()) {
+			if m := s.Tree().HostModel(p.Host); !slices.Contains(spec.Models, m) {
+				t.Fatalf("step %d: job %v has a pod on host %s of model %d, accepting %v", step, id, s.Tree().HostName(p.Host), m, spec.Models)
+			}
 		}
 	}
 }
