@@ -57,15 +57,18 @@ func TestRandomLoops(t *testing.T) {
 // test planners; with noEnds no job gives a run time; with extremes,
 // priorities, run times and the clock take values at the ends of their
 // ranges (MinInt32, MaxInt32, MaxInt64…), and the default run time is
-// MaxInt64 - 1.
+// MaxInt64 - 1; with moves, nearly every job is preemptible and movable and
+// blocked jobs get defragmentation (the package's planner, three moves a
+// plan, three attempts a cycle) instead of preemption.
 type loopConfig struct {
-	name                            string
-	spares, plans, noEnds, extremes bool
+	name                                   string
+	spares, plans, noEnds, extremes, moves bool
 }
 
 func loopConfigs() []loopConfig {
 	return []loopConfig{{name: "plain"}, {name: "spares+planners", spares: true, plans: true},
-		{name: "planners/no-ends", plans: true, noEnds: true}, {name: "planners/extremes", plans: true, extremes: true}}
+		{name: "planners/no-ends", plans: true, noEnds: true}, {name: "planners/extremes", plans: true, extremes: true},
+		{name: "moves", moves: true}}
 }
 
 type loopResult struct {
@@ -105,6 +108,9 @@ func runLoopWith(t *testing.T, rng *rand.Rand, what string, steps int, c loopCon
 	}
 	if c.extremes {
 		cfg.DefaultRunTime = math.MaxInt64 - 1
+	}
+	if c.moves {
+		cfg.MaxPreemptAttempts, cfg.MaxDefragAttempts, cfg.MaxMoves = -1, 3, 3
 	}
 	l := &loop{t: t, rng: rng, h: newHarness(t, sh, cfg), n: map[string]int{}, c: c}
 	for step := range steps {
@@ -184,6 +190,9 @@ func (l *loop) spec() blink.JobSpec {
 	s.Priority = int32(r.IntN(4))
 	s.Preemptible = r.IntN(2) == 0
 	s.Movable = r.IntN(2) == 0
+	if l.c.moves {
+		s.Preemptible, s.Movable = r.IntN(5) > 0, r.IntN(10) > 0
+	}
 	if r.IntN(3) == 0 && !l.c.noEnds {
 		s.RunTime = int64(5 + r.IntN(60))
 	}
