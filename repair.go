@@ -245,9 +245,13 @@ func (e *Engine) nextSpare(from, hi topology.HostID) topology.HostID {
 }
 
 // spareUse returns what spare host h offers the repair of job slot once its
-// other jobs (filler) are evicted.
+// other jobs (filler) are evicted; false for a host of a model the job does
+// not accept, or one holding non-preemptible work.
 func (e *Engine) spareUse(slot int32, h topology.HostID) (spareUse, bool) {
 	s, n := e.s, e.t.HostGPUCount(h)
+	if models := e.jobs[slot].spec.Models; len(models) > 0 && !slices.Contains(models, e.t.HostModel(h)) {
+		return spareUse{}, false
+	}
 	u := spareUse{h: h, avail: hostMask(n), cpu: e.t.HostCPU(h), mem: e.t.HostMemory(h)}
 	if n == 0 || s.HostHealthyGPUs(h) != n { // else healthy, no GPU failed
 		if s.HostHealth(h) != topology.Healthy {
