@@ -21,7 +21,9 @@ import (
 // or returns an error and changes nothing; Check and ReadyAgrees hold after
 // every call; a cycle's decisions are what the State holds, and a job it
 // answers does not fit fits nowhere when it ends (checkNoFit), nor does an
-// elastic job it binds one size larger (checkElastic); and a second
+// elastic job it binds one size larger (checkElastic), nor a job whose
+// repair it gives up (checkRequeue); every job keeps its required domain,
+// slices and models after every call; and a second
 // engine given the same calls decides the same. The tree is small and
 // mixed (hosts of 2, 4 and 8 GPUs of two models, CPU and memory limits).
 //
@@ -154,10 +156,12 @@ func (r *fuzzRun) step(step int) {
 		}
 	case 2, 3:
 		noms := snapNoms(e.State())
+		pre := e.State().Clone()
 		d := e.Cycle(r.now)
 		r.l.verify(step, d)
 		r.l.checkNoFit(step, d, noms)
 		r.l.checkElastic(step, d, noms)
+		r.l.checkRequeue(step, d, pre)
 		fmt.Fprintf(&r.out, "%d|%v|%v|%v|%v|%v|%v\n", d.Now, d.Binds, d.Repairs, d.Preemptions, d.Moves, d.Expired, d.Pending)
 		return
 	case 4:

@@ -10,8 +10,8 @@ import (
 // FuzzLoop is TestRandomLoops steered by a fuzzer: a loop of 300 events (a
 // config drawn first) takes its random choices from the fuzzer's bytes
 // (testkit.Bytes), with Check and ReadyAgrees after every event and every
-// decision verified (every "does not fit" and every elastic size checked,
-// checkNoFit and checkElastic); two
+// decision verified (every "does not fit", every elastic size and every
+// requeued repair checked: checkNoFit, checkElastic, checkRequeue); two
 // runs of the same bytes must decide the same.
 //
 //	go test -run '^$' -fuzz FuzzLoop -fuzztime 10m .

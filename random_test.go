@@ -20,9 +20,13 @@ import (
 // recovers, drains, cancels and sends bad reports at random, with Check
 // after every event, every cycle's decisions verified against the State
 // (verify), its "does not fit" answers against a fresh placement
-// (checkNoFit, nofit_test.go) and its elastic binds' sizes against the next
-// size up (checkElastic, elastic_check_test.go). BLINK_STEPS sets the number of events (default 10,000);
-// BLINK_SEED the seed (default 1), logged so a failure can be replayed.
+// (checkNoFit, nofit_test.go), its elastic binds' sizes against the next
+// size up (checkElastic, elastic_check_test.go) and its requeued repairs
+// against the free GPUs of the job's domain (checkRequeue,
+// requeue_check_test.go), and every job's required domain, slices and
+// models after every event (wantKeepsDomains, wantModels). BLINK_STEPS sets
+// the number of events (default 10,000); BLINK_SEED the seed (default 1),
+// logged so a failure can be replayed.
 
 func envInt(t *testing.T, name string, def uint64) uint64 {
 	if v := os.Getenv(name); v != "" {
@@ -241,11 +245,13 @@ func (l *loop) step(step int) {
 		l.n["submit"]++
 	case x < 36:
 		before := snapNoms(e.State())
+		pre := e.State().Clone()
 		d := e.Cycle(l.now)
 		l.record(d)
 		l.verify(step, d)
 		l.checkNoFit(step, d, before)
 		l.checkElastic(step, d, before)
+		l.checkRequeue(step, d, pre)
 	case x < 70:
 		for range 1 + r.IntN(4) {
 			id, ok := l.pick()
