@@ -156,7 +156,7 @@ func (r *fuzzRun) step(step int) {
 		}
 	case 2, 3:
 		noms := snapNoms(e.State())
-		pre := e.State().Clone()
+		pre := snapPre(e)
 		d := e.Cycle(r.now)
 		r.l.verify(step, d)
 		r.l.checkNoFit(step, d, noms)

@@ -291,3 +291,35 @@ func TestSpareGPULessHost(t *testing.T) {
 	}
 	h.wantStatus(A, blink.Running)
 }
+
+// TestRepairPreemptsCandidatesOutOfIDOrder: the candidates of a repair by
+// preemption are listed in host order; placement takes them sorted by job id.
+// Here the filler on the first host has the larger id. (The random loops'
+// checkRequeue found repairs given up where evicting filler made room.)
+func TestRepairPreemptsCandidatesOutOfIDOrder(t *testing.T) {
+	h := newHarness(t, racks(1, 3, 4), blink.Config{})
+	h.ok(h.e.Drain(0))
+	h.ok(h.e.Drain(2))
+	Y := h.submit(0, filler(1, 4, 1)) // host 1, the others drain
+	h.confirmAll(h.cycle(0))
+	h.ok(h.e.Recovered(0))
+	X := h.submit(1, filler(1, 4, 1)) // host 0
+	h.confirmAll(h.cycle(1))
+	h.ok(h.e.Recovered(2))
+	G := gang(1, 4, 10)
+	G.Required = h.level("rack")
+	g := h.submit(2, G) // host 2
+	h.confirmAll(h.cycle(2))
+	h.wantPic(`
+		rack0 |BBBB|AAAA|CCCC|
+	`)
+	if X.Slot() < Y.Slot() {
+		t.Fatalf("X %v, Y %v: want the filler on host 0 to have the larger id", X, Y)
+	}
+	h.ok(h.e.GPUFailed(8)) // G's pod on host 2
+	r := oneRepair(t, h.cycle(3))
+	if r.Job != g || r.Requeued || r.Source != blink.FromPreemption || len(r.Victims) != 1 {
+		t.Fatalf("repair %+v, want G repaired in place of one filler", r)
+	}
+	h.check()
+}

@@ -245,7 +245,7 @@ func (l *loop) step(step int) {
 		l.n["submit"]++
 	case x < 36:
 		before := snapNoms(e.State())
-		pre := e.State().Clone()
+		pre := snapPre(e)
 		d := e.Cycle(l.now)
 		l.record(d)
 		l.verify(step, d)

@@ -414,8 +414,8 @@ func (e *Engine) repairCandidates(slot int32, scope topology.DomainID) bool {
 			return int(a - b)
 		})
 		rs.cands = rs.cands[:max]
-		slices.Sort(rs.cands)
 	}
+	slices.Sort(rs.cands) // PlaceWithout and applyPlaced take the gone jobs sorted
 	return len(rs.cands) > 0
 }
 

@@ -1,6 +1,8 @@
 package blink_test
 
 import (
+	"slices"
+
 	"github.com/blinksched/blink"
 	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
@@ -13,15 +15,38 @@ import (
 // engine's records. The engine repairs before it schedules, so in a cycle
 // with one repair and nothing expired (an expiry can roll a move back onto
 // free GPUs) the State it repairs on holds at most what the State before
-// held free: a fit there is a fit for the engine too. Jobs with slices are
-// left out (their groups constrain more than the domain).
+// held free: a fit there is a fit for the engine too. Nor may they fit with
+// every preemptible job of lower priority in that domain gone (running or
+// binding before the cycle; on the job's host for a job required on one),
+// where the engine's third step would have found room: checked when the job
+// required a domain and the candidates are no more than the engine takes.
+// Jobs with slices are left out (their groups constrain more than the
+// domain).
+
+// preCycle is what checkRequeue needs of the engine before a cycle.
+type preCycle struct {
+	s      *topology.State
+	status map[topology.JobID]blink.Status // jobs in the State, by slot
+}
+
+func snapPre(e *blink.Engine) preCycle {
+	p := preCycle{s: e.State().Clone(), status: map[topology.JobID]blink.Status{}}
+	for _, id := range e.AppendJobs(nil) {
+		if st, err := e.Status(id); err == nil && p.s.HasJob(id.Slot()) {
+			p.status[id.Slot()] = st
+		}
+	}
+	return p
+}
 
 // checkRequeue fails if the one repair of d was requeued though its faulted
-// pods fit in free GPUs of their domain on pre, the State before the cycle.
-func (l *loop) checkRequeue(step int, d blink.Decisions, pre *topology.State) {
+// pods fit in free GPUs of their domain before the cycle, or with the
+// lower-priority preemptible jobs there gone.
+func (l *loop) checkRequeue(step int, d blink.Decisions, p preCycle) {
 	if len(d.Repairs) != 1 || !d.Repairs[0].Requeued || len(d.Expired) > 0 {
 		return
 	}
+	pre := p.s
 	id := d.Repairs[0].Job
 	slot := id.Slot()
 	info, ok := pre.JobInfo(slot)
@@ -52,16 +77,47 @@ func (l *loop) checkRequeue(step int, d blink.Decisions, pre *topology.State) {
 		scope = t.HostDomain(h, info.Required)
 	}
 	l.n["requeue-checked"]++
+	where := "the cluster"
+	if scope > 0 {
+		where = t.DomainPath(scope)
+	}
 	var v placement.Solver
 	var plan placement.Plan
 	if ok, _, err := v.PlaceWithout(pre, &req, scope, nil, &plan); err == nil && ok {
-		where := "the cluster"
-		if scope > 0 {
-			where = t.DomainPath(scope)
-		}
 		l.t.Fatalf("step %d: job %v was requeued, but its faulted pods fit in %s before the cycle: %+v",
 			step, id, where, plan.Pods)
 	}
+	cands := p.candidates(slot, info.Priority, scope, req.Eligible)
+	if scope == 0 || len(cands) == 0 || len(cands) > l.h.e.Config().MaxRepairCandidates {
+		return
+	}
+	l.n["requeue-checked-preempt"]++
+	if ok, _, err := v.PlaceWithout(pre, &req, scope, cands, &plan); err == nil && ok {
+		l.t.Fatalf("step %d: job %v was requeued, but its faulted pods fit in %s with jobs %v gone: %+v",
+			step, id, where, cands, plan.Pods)
+	}
+}
+
+// candidates lists, ascending, the preemptible jobs of priority below prio,
+// running or binding, other than slot, with pods in scope (on the hosts of
+// elig when given).
+func (p preCycle) candidates(slot topology.JobID, prio int32, scope topology.DomainID, elig []uint64) []topology.JobID {
+	var out []topology.JobID
+	lo, hi := p.s.Tree().Hosts(scope)
+	for h := lo; h < hi; h++ {
+		if elig != nil && elig[h/64]&(1<<(uint(h)%64)) == 0 {
+			continue
+		}
+		for _, id := range p.s.AppendHostJobs(nil, h) {
+			info, _ := p.s.JobInfo(id)
+			st := p.status[id]
+			if id != slot && info.Preemptible && info.Priority < prio && (st == blink.Running || st == blink.Binding) {
+				out = append(out, id)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // faulted reports whether pod p is on a failed host or uses a failed GPU.
