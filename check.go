@@ -19,7 +19,7 @@ func (e *Engine) Check() error {
 		return err
 	}
 	if e.applyFailures != 0 {
-		return fmt.Errorf("blink: %d plans did not apply, the first: %w", e.applyFailures, e.firstFailure)
+		return fmt.Errorf("blink: %d internal failures (plans that did not apply, placement errors), the first: %w", e.applyFailures, e.firstFailure)
 	}
 	if int(e.s.JobIDBound()) > len(e.jobs) {
 		return fmt.Errorf("blink: the State knows job ids up to %d, the engine %d", e.s.JobIDBound(), len(e.jobs))

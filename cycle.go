@@ -292,7 +292,11 @@ func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 // capacities of the other hosts in one call.
 func (e *Engine) placeIn(r *placement.Request, scope topology.DomainID, plan *placement.Plan) (bool, placement.Reason) {
 	if scope > 0 {
-		if ok, _, err := e.v.PlaceWithout(e.s, r, scope, nil, plan); ok && err == nil {
+		ok, _, err := e.v.PlaceWithout(e.s, r, scope, nil, plan)
+		if err != nil {
+			e.failed("place in the nominee's domain", err)
+		}
+		if ok && err == nil {
 			return true, placement.Reason{}
 		}
 	}

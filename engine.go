@@ -45,7 +45,7 @@ type Engine struct {
 	maxNonSpare   []int64 // the same without spare hosts
 	spareGPUs     []int32 // per domain: GPUs of its spare hosts (scratch)
 	maxHealthyOK  bool
-	applyFailures int   // plans that did not apply (a bug if ever nonzero)
+	applyFailures int   // plans that did not apply, placement errors: bugs if ever nonzero
 	firstFailure  error // the first of them
 
 	dec     Decisions
@@ -373,7 +373,8 @@ func (e *Engine) dropNominee(slot int32) {
 	e.memo.next() // masks shift, and the nomination's free GPUs are free again
 }
 
-// failed counts a Delta that did not apply where it must have (a bug).
+// failed counts a Delta that did not apply, or a placement call that failed,
+// where it must have succeeded (a bug).
 func (e *Engine) failed(what string, err error) {
 	e.applyFailures++
 	if e.firstFailure == nil {

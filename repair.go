@@ -334,7 +334,11 @@ func (e *Engine) fromPlacement(slot int32, scope topology.DomainID, gone []topol
 	if rs.host >= 0 {
 		rs.one[rs.host>>6] = 0
 	}
-	if err != nil || !ok {
+	if err != nil {
+		e.failed("repair placement", err) // the request and the jobs gone are the engine's: a bug
+		return false
+	}
+	if !ok {
 		return false
 	}
 	rs.repl = append(rs.repl[:0], e.plan.Pods[:len(rs.ranks)]...) // in the order of rs.ranks

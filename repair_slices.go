@@ -200,7 +200,11 @@ func (e *Engine) placeGroups(slot int32, scope topology.DomainID, gone []topolog
 		if single {
 			rs.one[rs.groups[g].h>>6] = 0
 		}
-		if err != nil || !ok {
+		if err != nil {
+			e.failed("repair placement", err) // a bug, as in fromPlacement
+			return false
+		}
+		if !ok {
 			return false
 		}
 		k := 0
