@@ -12,7 +12,8 @@ import (
 // other; the queue holds exactly the pending jobs, in order; nominations
 // belong to pending jobs the engine knows as nominees; the spare bitset, its
 // complement and the per-domain counts agree, and every spare host is
-// healthy and holds only preemptible jobs; no plan failed to apply. Tests
+// healthy and holds only preemptible jobs; no plan failed to apply and no
+// placement or planner call returned an error (internal failures). Tests
 // call it after every step. O(GPUs + jobs + pods); allocates.
 func (e *Engine) Check() error {
 	if err := e.s.Check(); err != nil {

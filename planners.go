@@ -14,7 +14,8 @@ import (
 // are gone (the Preempter's own Plan, valid until its next call). ok is false when no victim set exists. The engine checks the
 // answer (victims must be running, preemptible and of lower priority; the
 // plan must apply once they are gone) and ignores one that fails the check.
-// It calls Preempt only for jobs with preemptible lower-priority work to take
+// An error is the Preempter's failure (the engine's requests are valid): the
+// job waits, and Engine.Check reports it. It calls Preempt only for jobs with preemptible lower-priority work to take
 // (State.PreemptibleBelow) and at most Config.MaxPreemptAttempts times per
 // cycle. The returned slices may be the Preempter's own buffers: the engine
 // is done with them before the next call.
@@ -31,7 +32,7 @@ type Preempter interface {
 // next call). ok is false when no such plan exists. The engine
 // applies the moves at once (each job's full new pod list through
 // topology.MoveJob), nominates the plan's GPUs for r's job, and binds the job
-// once every move is confirmed. It calls Defrag at most
+// once every move is confirmed. An error counts as for a Preempter. It calls Defrag at most
 // Config.MaxDefragAttempts times per cycle, before trying preemption.
 type Defragmenter interface {
 	Defrag(s *topology.State, r *placement.Request, maxMoves int) (moves []DefragMove, plan *placement.Plan, ok bool, err error)

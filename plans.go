@@ -32,7 +32,11 @@ func (e *Engine) tryPreempt(slot int32) bool {
 	j := &e.jobs[slot]
 	r := e.minRequest(slot)
 	victims, plan, ok, err := e.cfg.Preempter.Preempt(e.s, r)
-	if err != nil || !ok || plan == nil || !e.planFits(j, j.minSets(), plan) {
+	if err != nil {
+		e.failed("Preempter", err) // the engine's requests are valid: the planner failed
+		return false
+	}
+	if !ok || plan == nil || !e.planFits(j, j.minSets(), plan) {
 		return false
 	}
 	if len(victims) == 0 {
@@ -146,7 +150,11 @@ func (e *Engine) tryDefrag(slot int32) bool {
 	j := &e.jobs[slot]
 	r := e.minRequest(slot)
 	moves, plan, ok, err := e.cfg.Defragmenter.Defrag(e.s, r, e.cfg.MaxMoves)
-	if err != nil || !ok || plan == nil || !e.planFits(j, j.minSets(), plan) || len(moves) > e.cfg.MaxMoves {
+	if err != nil {
+		e.failed("Defragmenter", err) // as for the Preempter
+		return false
+	}
+	if !ok || plan == nil || !e.planFits(j, j.minSets(), plan) || len(moves) > e.cfg.MaxMoves {
 		return false
 	}
 	if len(moves) == 0 {
