@@ -1,6 +1,7 @@
 package blink_test
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/blinksched/blink"
@@ -20,6 +21,7 @@ import (
 // binding before the cycle; on the job's host for a job required on one),
 // where the engine's third step would have found room: checked when the job
 // required a domain and the candidates are no more than the engine takes.
+// A repair that evicted jobs must not have fitted in free GPUs either.
 // Jobs with slices are left out (their groups constrain more than the
 // domain).
 
@@ -41,13 +43,18 @@ func snapPre(e *blink.Engine) preCycle {
 
 // checkRequeue fails if the one repair of d was requeued though its faulted
 // pods fit in free GPUs of their domain before the cycle, or with the
-// lower-priority preemptible jobs there gone.
+// lower-priority preemptible jobs there gone; or if it evicted jobs though
+// they fit in free GPUs.
 func (l *loop) checkRequeue(step int, d blink.Decisions, p preCycle) {
-	if len(d.Repairs) != 1 || !d.Repairs[0].Requeued || len(d.Expired) > 0 {
+	if len(d.Repairs) != 1 || len(d.Expired) > 0 {
+		return
+	}
+	r := d.Repairs[0]
+	if !r.Requeued && r.Source != blink.FromPreemption {
 		return
 	}
 	pre := p.s
-	id := d.Repairs[0].Job
+	id := r.Job
 	slot := id.Slot()
 	info, ok := pre.JobInfo(slot)
 	spec, err := l.h.e.Spec(id)
@@ -76,7 +83,7 @@ func (l *loop) checkRequeue(step int, d blink.Decisions, p preCycle) {
 	case info.Required > 0:
 		scope = t.HostDomain(h, info.Required)
 	}
-	l.n["requeue-checked"]++
+	l.n["repair-checked"]++
 	where := "the cluster"
 	if scope > 0 {
 		where = t.DomainPath(scope)
@@ -84,14 +91,21 @@ func (l *loop) checkRequeue(step int, d blink.Decisions, p preCycle) {
 	var v placement.Solver
 	var plan placement.Plan
 	if ok, _, err := v.PlaceWithout(pre, &req, scope, nil, &plan); err == nil && ok {
-		l.t.Fatalf("step %d: job %v was requeued, but its faulted pods fit in %s before the cycle: %+v",
-			step, id, where, plan.Pods)
+		what := "was requeued"
+		if !r.Requeued {
+			what = fmt.Sprintf("evicted %v", r.Victims)
+		}
+		l.t.Fatalf("step %d: job %v %s, but its faulted pods fit in free GPUs of %s before the cycle: %+v",
+			step, id, what, where, plan.Pods)
+	}
+	if !r.Requeued {
+		return
 	}
 	cands := p.candidates(slot, info.Priority, scope, req.Eligible)
 	if scope == 0 || len(cands) == 0 || len(cands) > l.h.e.Config().MaxRepairCandidates {
 		return
 	}
-	l.n["requeue-checked-preempt"]++
+	l.n["repair-checked-preempt"]++
 	if ok, _, err := v.PlaceWithout(pre, &req, scope, cands, &plan); err == nil && ok {
 		l.t.Fatalf("step %d: job %v was requeued, but its faulted pods fit in %s with jobs %v gone: %+v",
 			step, id, where, cands, plan.Pods)
