@@ -82,7 +82,7 @@ func ExampleReason() {
 	d := e.Cycle(0)
 	fmt.Println(d.Pending[0].Reason.Format(tree))
 	// Output:
-	// never fits: required rack: the largest rack fits 8 of 12 pods
+	// never fits: required rack: the largest rack has 8 healthy GPUs it may use, the job needs 12
 }
 
 // Sizing a spare pool: 18-host racks whose hosts fail with probability 1%
