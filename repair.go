@@ -13,7 +13,8 @@ import (
 // or using a failed GPU; pods on draining hosts stay — inside the domain the
 // job required (the root if it required none), trying in turn:
 //
-//  1. spare hosts of that domain, evicting their filler: the spare bitset is
+//  1. spare hosts of that domain, evicting their filler (preemptible jobs of
+//     lower priority; a spare holding other work is passed over): the spare bitset is
 //     scanned over the domain's host interval, so finding the spare costs
 //     O(hosts of the domain / 64) and the move O(pods of the job);
 //  2. free GPUs of that domain (placement.PlaceWithout scoped to it);
@@ -246,7 +247,8 @@ func (e *Engine) nextSpare(from, hi topology.HostID) topology.HostID {
 
 // spareUse returns what spare host h offers the repair of job slot once its
 // other jobs (filler) are evicted; false for a host of a model the job does
-// not accept, or one holding non-preemptible work.
+// not accept, or one holding non-preemptible work or work of a priority not
+// below the job's (a repair evicts only what preemption could).
 func (e *Engine) spareUse(slot int32, h topology.HostID) (spareUse, bool) {
 	s, n := e.s, e.t.HostGPUCount(h)
 	if models := e.jobs[slot].spec.Models; len(models) > 0 && !slices.Contains(models, e.t.HostModel(h)) {
@@ -262,6 +264,7 @@ func (e *Engine) spareUse(slot int32, h topology.HostID) (spareUse, bool) {
 	u.avail &^= s.HostNominatedMask(h)
 	e.rs.hpods = s.AppendHostPods(e.rs.hpods[:0], h)
 	pre := s.PreemptibleJobWords() // the pods' jobs are live: a bit is their Preemptible
+	prio := e.jobs[slot].spec.Priority
 	for i := range e.rs.hpods {
 		hp := &e.rs.hpods[i]
 		if int32(hp.Job) == slot { // the job's own pods stay (unless faulted, but the host is healthy)
@@ -270,8 +273,8 @@ func (e *Engine) spareUse(slot int32, h topology.HostID) (spareUse, bool) {
 			u.mem -= hp.MemoryMiB
 			continue
 		}
-		if j := int(hp.Job); j>>6 >= len(pre) || pre[j>>6]&(1<<(uint(j)&63)) == 0 {
-			return spareUse{}, false
+		if j := int(hp.Job); j>>6 >= len(pre) || pre[j>>6]&(1<<(uint(j)&63)) == 0 || e.jobs[j].spec.Priority >= prio {
+			return spareUse{}, false // filler the repair may not evict
 		}
 	}
 	return u, true

@@ -117,3 +117,28 @@ func TestRepairSpareOfAnotherModel(t *testing.T) {
 	}
 	h.check()
 }
+
+// A repair evicts only what preemption could: filler on a spare of a
+// priority not below the faulted job's keeps its spare.
+func TestRepairSpareKeepsHigherFiller(t *testing.T) {
+	h := newHarness(t, racks(1, 3, 4), blink.Config{Spares: []blink.SparePolicy{{Level: 1, Hosts: 1}}})
+	h.ok(h.e.Drain(0))
+	h.ok(h.e.Drain(1))
+	F := h.submit(0, filler(1, 4, 5)) // the spare, host 2: the others drain
+	h.confirmAll(h.cycle(0))
+	h.ok(h.e.Recovered(0))
+	h.ok(h.e.Recovered(1))
+	low := filler(1, 2, 1)
+	low.Required = h.level("rack")
+	P := h.submit(1, low)
+	h.confirmAll(h.cycle(1))
+	h.wantPic(`
+		rack0 |BB..|....|AAAAs|
+	`)
+	h.ok(h.e.HostFailed(0))
+	r := oneRepair(t, h.cycle(2))
+	if r.Job != P || r.Source != blink.FromFree || r.Pods[0].Host != 1 {
+		t.Fatalf("repair %+v, want host 1: the spare's filler %v outranks the job", r, F)
+	}
+	h.check()
+}
