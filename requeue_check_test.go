@@ -2,6 +2,7 @@ package blink_test
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/blinksched/blink"
@@ -21,7 +22,10 @@ import (
 // binding before the cycle; on the job's host for a job required on one),
 // where the engine's third step would have found room: checked when the job
 // required a domain and the candidates are no more than the engine takes.
-// A repair that evicted jobs must not have fitted in free GPUs either.
+// A repair that evicted jobs must not have fitted in free GPUs either, and
+// one not from a spare must have had no spare that could take its one
+// faulted pod (a spare of the domain, of a model the job accepts, whose
+// filler is of lower priority: spares come first).
 // Jobs with slices are left out (their groups constrain more than the
 // domain).
 
@@ -29,14 +33,21 @@ import (
 type preCycle struct {
 	s      *topology.State
 	status map[topology.JobID]blink.Status // jobs in the State, by slot
+	prio   map[topology.JobID]int32
+	spare  []bool // by host
 }
 
 func snapPre(e *blink.Engine) preCycle {
-	p := preCycle{s: e.State().Clone(), status: map[topology.JobID]blink.Status{}}
+	p := preCycle{s: e.State().Clone(), status: map[topology.JobID]blink.Status{}, prio: map[topology.JobID]int32{}}
 	for _, id := range e.AppendJobs(nil) {
 		if st, err := e.Status(id); err == nil && p.s.HasJob(id.Slot()) {
 			p.status[id.Slot()] = st
+			info, _ := p.s.JobInfo(id.Slot())
+			p.prio[id.Slot()] = info.Priority
 		}
+	}
+	for h := range topology.HostID(p.s.Tree().NumHosts()) {
+		p.spare = append(p.spare, e.IsSpare(h))
 	}
 	return p
 }
@@ -50,7 +61,7 @@ func (l *loop) checkRequeue(step int, d blink.Decisions, p preCycle) {
 		return
 	}
 	r := d.Repairs[0]
-	if !r.Requeued && r.Source != blink.FromPreemption {
+	if r.Source == blink.FromSpare {
 		return
 	}
 	pre := p.s
@@ -84,6 +95,13 @@ func (l *loop) checkRequeue(step int, d blink.Decisions, p preCycle) {
 		scope = t.HostDomain(h, info.Required)
 	}
 	l.n["repair-checked"]++
+	if h := p.spareFor(slot, info, spec.Models, pods, scope); h >= 0 && info.Required < t.HostLevel() {
+		l.t.Fatalf("step %d: job %v was repaired %v (requeued %v), but spare host %s could take its faulted pod",
+			step, id, r.Source, r.Requeued, t.HostName(h))
+	}
+	if !r.Requeued && r.Source != blink.FromPreemption {
+		return
+	}
 	where := "the cluster"
 	if scope > 0 {
 		where = t.DomainPath(scope)
@@ -147,4 +165,44 @@ func sliced(info topology.Job) bool {
 		}
 	}
 	return false
+}
+
+// spareFor returns a spare host of scope that could take job slot's one
+// faulted pod once its filler (preemptible, of lower priority) is evicted,
+// or -1 (also for jobs with more than one faulted pod).
+func (p preCycle) spareFor(slot topology.JobID, info topology.Job, models []int, pods []topology.Pod, scope topology.DomainID) topology.HostID {
+	s, t := p.s, p.s.Tree()
+	var pod *topology.Pod
+	for i := range pods {
+		if faulted(s, pods[i]) {
+			if pod != nil {
+				return -1
+			}
+			pod = &pods[i]
+		}
+	}
+	lo, hi := t.Hosts(scope)
+	for h := lo; h < hi; h++ {
+		if pod == nil || !p.spare[h] || s.HostHealth(h) != topology.Healthy ||
+			len(models) > 0 && !slices.Contains(models, t.HostModel(h)) {
+			continue
+		}
+		free := uint64(1)<<t.HostGPUCount(h) - 1
+		free &^= s.HostFailedMask(h) | s.HostNominatedMask(h)
+		cpu, mem, ok := int64(t.HostCPU(h)), int64(t.HostMemory(h)), true
+		for _, hp := range s.AppendHostPods(nil, h) {
+			other, _ := s.JobInfo(hp.Job)
+			switch {
+			case hp.Job == slot:
+				free &^= hp.GPUs
+				cpu, mem = cpu-int64(hp.CPUMilli), mem-int64(hp.MemoryMiB)
+			case !other.Preemptible || p.prio[hp.Job] >= info.Priority:
+				ok = false
+			}
+		}
+		if ok && bits.OnesCount64(free) >= pod.NumGPUs() && cpu >= int64(pod.CPUMilli) && mem >= int64(pod.MemoryMiB) {
+			return h
+		}
+	}
+	return -1
 }
