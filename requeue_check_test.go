@@ -33,17 +33,14 @@ import (
 type preCycle struct {
 	s      *topology.State
 	status map[topology.JobID]blink.Status // jobs in the State, by slot
-	prio   map[topology.JobID]int32
-	spare  []bool // by host
+	spare  []bool                          // by host
 }
 
 func snapPre(e *blink.Engine) preCycle {
-	p := preCycle{s: e.State().Clone(), status: map[topology.JobID]blink.Status{}, prio: map[topology.JobID]int32{}}
+	p := preCycle{s: e.State().Clone(), status: map[topology.JobID]blink.Status{}}
 	for _, id := range e.AppendJobs(nil) {
 		if st, err := e.Status(id); err == nil && p.s.HasJob(id.Slot()) {
 			p.status[id.Slot()] = st
-			info, _ := p.s.JobInfo(id.Slot())
-			p.prio[id.Slot()] = info.Priority
 		}
 	}
 	for h := range topology.HostID(p.s.Tree().NumHosts()) {
@@ -54,23 +51,63 @@ func snapPre(e *blink.Engine) preCycle {
 
 // checkRequeue fails if the one repair of d was requeued though its faulted
 // pods fit in free GPUs of their domain before the cycle, or with the
-// lower-priority preemptible jobs there gone; or if it evicted jobs though
-// they fit in free GPUs.
+// lower-priority preemptible jobs there gone; if it evicted jobs though they
+// fit in free GPUs; or if it was not from a spare though a spare could take
+// its one faulted pod.
 func (l *loop) checkRequeue(step int, d blink.Decisions, p preCycle) {
-	if len(d.Repairs) != 1 || len(d.Expired) > 0 {
+	if len(d.Repairs) != 1 || len(d.Expired) > 0 || d.Repairs[0].Source == blink.FromSpare {
 		return
 	}
 	r := d.Repairs[0]
-	if r.Source == blink.FromSpare {
+	req, scope, ok := l.faultedRequest(r.Job, p.s)
+	if !ok {
 		return
 	}
-	pre := p.s
-	id := r.Job
+	l.n["repair-checked"]++
+	t := p.s.Tree()
+	info, _ := p.s.JobInfo(r.Job.Slot())
+	if h := p.spareFor(r.Job.Slot(), info, req.Models, scope); h >= 0 && info.Required < t.HostLevel() {
+		l.t.Fatalf("step %d: job %v was repaired %v (requeued %v), but spare host %s could take its faulted pod",
+			step, r.Job, r.Source, r.Requeued, t.HostName(h))
+	}
+	if !r.Requeued && r.Source != blink.FromPreemption {
+		return
+	}
+	where := "the cluster"
+	if scope > 0 {
+		where = t.DomainPath(scope)
+	}
+	var v placement.Solver
+	var plan placement.Plan
+	if ok, _, err := v.PlaceWithout(p.s, &req, scope, nil, &plan); err == nil && ok {
+		what := "was requeued"
+		if !r.Requeued {
+			what = fmt.Sprintf("evicted %v", r.Victims)
+		}
+		l.t.Fatalf("step %d: job %v %s, but its faulted pods fit in free GPUs of %s before the cycle: %+v",
+			step, r.Job, what, where, plan.Pods)
+	}
+	cands := p.candidates(r.Job.Slot(), info.Priority, scope, req.Eligible)
+	if !r.Requeued || scope == 0 || len(cands) == 0 || len(cands) > l.h.e.Config().MaxRepairCandidates {
+		return
+	}
+	l.n["repair-checked-preempt"]++
+	if ok, _, err := v.PlaceWithout(p.s, &req, scope, cands, &plan); err == nil && ok {
+		l.t.Fatalf("step %d: job %v was requeued, but its faulted pods fit in %s with jobs %v gone: %+v",
+			step, r.Job, where, cands, plan.Pods)
+	}
+}
+
+// faultedRequest is the request for job id's faulted pods on pre (one set a
+// pod) and the domain they must stay in, found from where its pods are (a
+// job required on one host: its host's parent, the request eligible on the
+// host alone); false for a job with slices, none faulted, or not in pre.
+func (l *loop) faultedRequest(id blink.JobID, pre *topology.State) (placement.Request, topology.DomainID, bool) {
 	slot := id.Slot()
 	info, ok := pre.JobInfo(slot)
 	spec, err := l.h.e.Spec(id)
 	if !ok || err != nil || sliced(info) {
-		return
+		return placement.Request{}, 0, false
 	}
 	pods := pre.AppendJobPods(nil, slot)
 	req := placement.Request{Job: slot, Priority: info.Priority, Preemptible: info.Preemptible, HasEnd: info.HasEnd,
@@ -81,8 +118,8 @@ func (l *loop) checkRequeue(step int, d blink.Decisions, p preCycle) {
 				CPUMilli: p.CPUMilli, MemoryMiB: p.MemoryMiB})
 		}
 	}
-	if len(req.Sets) == 0 || len(pods) == 0 {
-		return
+	if len(req.Sets) == 0 {
+		return placement.Request{}, 0, false
 	}
 	t := pre.Tree()
 	scope := topology.DomainID(0)
@@ -94,40 +131,7 @@ func (l *loop) checkRequeue(step int, d blink.Decisions, p preCycle) {
 	case info.Required > 0:
 		scope = t.HostDomain(h, info.Required)
 	}
-	l.n["repair-checked"]++
-	if h := p.spareFor(slot, info, spec.Models, pods, scope); h >= 0 && info.Required < t.HostLevel() {
-		l.t.Fatalf("step %d: job %v was repaired %v (requeued %v), but spare host %s could take its faulted pod",
-			step, id, r.Source, r.Requeued, t.HostName(h))
-	}
-	if !r.Requeued && r.Source != blink.FromPreemption {
-		return
-	}
-	where := "the cluster"
-	if scope > 0 {
-		where = t.DomainPath(scope)
-	}
-	var v placement.Solver
-	var plan placement.Plan
-	if ok, _, err := v.PlaceWithout(pre, &req, scope, nil, &plan); err == nil && ok {
-		what := "was requeued"
-		if !r.Requeued {
-			what = fmt.Sprintf("evicted %v", r.Victims)
-		}
-		l.t.Fatalf("step %d: job %v %s, but its faulted pods fit in free GPUs of %s before the cycle: %+v",
-			step, id, what, where, plan.Pods)
-	}
-	if !r.Requeued {
-		return
-	}
-	cands := p.candidates(slot, info.Priority, scope, req.Eligible)
-	if scope == 0 || len(cands) == 0 || len(cands) > l.h.e.Config().MaxRepairCandidates {
-		return
-	}
-	l.n["repair-checked-preempt"]++
-	if ok, _, err := v.PlaceWithout(pre, &req, scope, cands, &plan); err == nil && ok {
-		l.t.Fatalf("step %d: job %v was requeued, but its faulted pods fit in %s with jobs %v gone: %+v",
-			step, id, where, cands, plan.Pods)
-	}
+	return req, scope, true
 }
 
 // candidates lists, ascending, the preemptible jobs of priority below prio,
@@ -170,8 +174,9 @@ func sliced(info topology.Job) bool {
 // spareFor returns a spare host of scope that could take job slot's one
 // faulted pod once its filler (preemptible, of lower priority) is evicted,
 // or -1 (also for jobs with more than one faulted pod).
-func (p preCycle) spareFor(slot topology.JobID, info topology.Job, models []int, pods []topology.Pod, scope topology.DomainID) topology.HostID {
+func (p preCycle) spareFor(slot topology.JobID, info topology.Job, models []int, scope topology.DomainID) topology.HostID {
 	s, t := p.s, p.s.Tree()
+	pods := s.AppendJobPods(nil, slot)
 	var pod *topology.Pod
 	for i := range pods {
 		if faulted(s, pods[i]) {
@@ -196,7 +201,7 @@ func (p preCycle) spareFor(slot topology.JobID, info topology.Job, models []int,
 			case hp.Job == slot:
 				free &^= hp.GPUs
 				cpu, mem = cpu-int64(hp.CPUMilli), mem-int64(hp.MemoryMiB)
-			case !other.Preemptible || p.prio[hp.Job] >= info.Priority:
+			case !other.Preemptible || other.Priority >= info.Priority:
 				ok = false
 			}
 		}
