@@ -86,3 +86,36 @@ func TestSubmitRoomBounded(t *testing.T) {
 		t.Fatalf("cycle: %+v", d)
 	}
 }
+
+// TestRepairAllocs: a repair from a spare — a host fault under a rack gang,
+// the rack's spare holding filler — allocates nothing once a first repair
+// has sized the engine's buffers (BenchmarkRepair's path, on a small tree).
+func TestRepairAllocs(t *testing.T) {
+	const racks = 10
+	h := newHarness(t, topology.Shape{Levels: []string{"rack"}, FanOut: []int{racks, 5}, GPUsPerHost: 4},
+		blink.Config{Spares: []blink.SparePolicy{{Level: 1, Hosts: 1}}})
+	for range racks {
+		h.submit(0, h.rackGang(4, 10)) // hosts 0-3 of each rack; host 4 is its spare
+	}
+	h.confirmAll(h.cycle(0))
+	for range racks {
+		h.submit(1, filler(1, 4, 1)) // onto the spares
+	}
+	h.confirmAll(h.cycle(1))
+	rack, now := 0, int64(2)
+	allocs := testing.AllocsPerRun(racks-1, func() {
+		if err := h.e.HostFailed(topology.HostID(5*rack + 1)); err != nil {
+			t.Fatal(err)
+		}
+		d := h.e.Cycle(now)
+		if len(d.Repairs) != 1 || d.Repairs[0].Source != blink.FromSpare || len(d.Repairs[0].Victims) != 1 {
+			t.Fatalf("rack %d: repairs %+v", rack, d.Repairs)
+		}
+		rack++
+		now++
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per repair", allocs)
+	}
+	h.check()
+}
