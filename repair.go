@@ -14,9 +14,10 @@ import (
 // job required (the root if it required none), trying in turn:
 //
 //  1. spare hosts of that domain, evicting their filler (preemptible jobs of
-//     lower priority; a spare holding other work is passed over): the spare bitset is
-//     scanned over the domain's host interval, so finding the spare costs
-//     O(hosts of the domain / 64) and the move O(pods of the job);
+//     lower priority; a spare holding other work is passed over): the spare
+//     bitset is scanned over the domain's host interval, so finding the
+//     spare costs O(hosts of the domain / 64) and the move O(pods of the
+//     job);
 //  2. free GPUs of that domain (placement.PlaceWithout scoped to it);
 //  3. GPUs of preemptible lower-priority jobs in that domain (at most
 //     Config.MaxRepairCandidates of them, lowest priority first; not for
