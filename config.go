@@ -75,7 +75,8 @@ type Config struct {
 
 // SparePolicy keeps Hosts healthy hosts in every domain of Level as spares:
 // only preemptible jobs (filler) may run on them, and a fault under a running
-// gang in that domain takes a spare first, evicting its filler. The counts of
+// gang in that domain takes a spare first, evicting its filler (a spare
+// whose filler is not of lower priority than the gang is passed over). The counts of
 // nested policies add up: a host spared for its rack also counts for its SU.
 type SparePolicy struct {
 	Level topology.Level
