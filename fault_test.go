@@ -261,18 +261,12 @@ func TestSparePools(t *testing.T) {
 // aggregates do not show; after a drain and recovery it is a spare again
 // (Check verifies no short rack keeps a candidate).
 func TestSpareGPULessHost(t *testing.T) {
-	tree, err := topology.BuildHosts([]string{"rack"}, []topology.HostSpec{
+	h := newHarnessHosts(t, []string{"rack"}, []topology.HostSpec{
 		{Name: "g0", Path: []string{"r0"}, GPUs: 4, CPUMilli: 32000, MemoryMiB: 65536},
 		{Name: "g1", Path: []string{"r0"}, GPUs: 4, CPUMilli: 32000, MemoryMiB: 65536},
-		{Name: "c0", Path: []string{"r0"}, GPUs: 0, CPUMilli: 32000, MemoryMiB: 65536}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := blink.New(topology.NewState(tree), blink.Config{Spares: []blink.SparePolicy{{Level: 1, Hosts: 1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, e: e, tree: tree}
+		{Name: "c0", Path: []string{"r0"}, GPUs: 0, CPUMilli: 32000, MemoryMiB: 65536}},
+		blink.Config{Spares: []blink.SparePolicy{{Level: 1, Hosts: 1}}})
+	e, tree := h.e, h.tree
 	c0, _ := tree.HostByName("c0")
 	if !e.IsSpare(c0) {
 		t.Fatal("the idle GPU-less host is not the spare")

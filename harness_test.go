@@ -33,6 +33,20 @@ func newHarness(t testing.TB, sh topology.Shape, cfg blink.Config) *harness {
 	return &harness{t: t, e: e, tree: tree}
 }
 
+// newHarnessHosts is newHarness for a tree built from a host list.
+func newHarnessHosts(t testing.TB, levels []string, hosts []topology.HostSpec, cfg blink.Config) *harness {
+	t.Helper()
+	tree, err := topology.BuildHosts(levels, hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := blink.New(topology.NewState(tree), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, e: e, tree: tree}
+}
+
 // racks is a cluster of n racks of hosts hosts with gpus GPUs each.
 func racks(n, hosts, gpus int) topology.Shape {
 	return topology.Shape{Levels: []string{"rack"}, FanOut: []int{n, hosts}, GPUsPerHost: gpus}

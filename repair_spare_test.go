@@ -20,16 +20,8 @@ func TestRepairSpareOfAnotherModel(t *testing.T) {
 		hosts = append(hosts, topology.HostSpec{Name: fmt.Sprintf("h%d", i), Path: []string{"rack0"}, GPUs: 4, Model: m,
 			CPUMilli: topology.Unlimited, MemoryMiB: topology.Unlimited})
 	}
-	tree, err := topology.BuildHosts([]string{"rack"}, hosts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := blink.New(topology.NewState(tree), blink.Config{Spares: []blink.SparePolicy{{Level: 1, Hosts: 1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, e: e, tree: tree}
-	a, _ := tree.ModelByName("A")
+	h := newHarnessHosts(t, []string{"rack"}, hosts, blink.Config{Spares: []blink.SparePolicy{{Level: 1, Hosts: 1}}})
+	a, _ := h.tree.ModelByName("A")
 	spec := gang(1, 4, 10)
 	spec.Models = []int{a}
 	J := h.submit(0, spec)
