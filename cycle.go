@@ -402,7 +402,6 @@ func (e *Engine) bind(slot int32, plan *placement.Plan) bool {
 	}
 	e.setState(slot, stAssumed)
 	j.inQueue = false
-	j.domain = plan.Domain
 	j.started = e.now
 	e.setDeadline(slot, tBind, e.cfg.BindTimeout)
 	if !j.spec.Preemptible {

@@ -129,7 +129,6 @@ func (e *Engine) adopt(slot int32) {
 	e.seq++
 	j.forJob = -1
 	j.prepare()
-	j.domain = e.domainOf(pods, info.Required)
 }
 
 // setsOf appends one pod set per run of pods of equal shape.
@@ -148,22 +147,17 @@ func setsOf(dst []placement.PodSet, pods []topology.Pod) []placement.PodSet {
 	return dst
 }
 
-// domainOf returns the domain of level l holding pods (the root when l is
-// none or the pods span several).
-func (e *Engine) domainOf(pods []topology.Pod, l topology.Level) topology.DomainID {
-	if l <= 0 || len(pods) == 0 || l >= e.t.HostLevel() {
-		if l == e.t.HostLevel() && len(pods) > 0 {
-			return e.t.HostParent(pods[0].Host)
-		}
+// requiredDomain returns the domain of level l that holds host h: the
+// root when l is none, h's parent at the host level (a host is no domain;
+// repairs keep such a job on h itself).
+func (e *Engine) requiredDomain(h topology.HostID, l topology.Level) topology.DomainID {
+	switch {
+	case l <= 0:
 		return 0
+	case l >= e.t.HostLevel():
+		return e.t.HostParent(h)
 	}
-	d := e.t.HostDomain(pods[0].Host, l)
-	for _, p := range pods[1:] {
-		if e.t.HostDomain(p.Host, l) != d {
-			return 0
-		}
-	}
-	return d
+	return e.t.HostDomain(h, l)
 }
 
 // State returns the engine's State, for reading (rendering, queries). Do

@@ -16,8 +16,8 @@ func (e *Engine) Fingerprint() string {
 		e.now, e.seq, e.free, e.queue, e.faulted, e.requeued, e.nominees, e.applyFailures)
 	for i := range e.jobs {
 		j := &e.jobs[i]
-		fmt.Fprintf(&b, "%d: st %d gen %d seq %d sub %d dl %d dom %d start %d flt %v q %v nom %d/%d/%d/%d wait %d for %d/%d old %v prio %d\n",
-			i, j.state, j.gen, j.seq, j.submit, j.deadline, j.domain, j.started, j.faulted, j.inQueue,
+		fmt.Fprintf(&b, "%d: st %d gen %d seq %d sub %d dl %d start %d flt %v q %v nom %d/%d/%d/%d wait %d for %d/%d old %v prio %d\n",
+			i, j.state, j.gen, j.seq, j.submit, j.deadline, j.started, j.faulted, j.inQueue,
 			j.nom, j.nomDomain, j.nomReady, j.nomExpiry, j.waitFor, j.forJob, j.forGen, j.oldPods, j.spec.Priority)
 	}
 	for k := range e.timers {

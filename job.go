@@ -185,7 +185,6 @@ type job struct {
 	waitFor int32 // victims (or moves) still to be confirmed for its nomination
 	forJob  int32 // a victim's or moved job's beneficiary slot, -1 none
 	forGen  uint32
-	domain  topology.DomainID // the required domain it runs in (repair scope), or the root
 
 	nomDomain topology.DomainID
 

@@ -225,7 +225,6 @@ func (e *Engine) startMoves(slot int32, moves []DefragMove) {
 		e.sp.touchPods(e, mj.oldPods)
 		pods := e.s.AppendJobPods(e.pods[:0], m.Job)
 		e.pods = pods
-		mj.domain = e.domainOf(pods, mj.spec.Required) // its required level holds there too (moveFits)
 		e.dec.Moves = append(e.dec.Moves, Move{Job: e.id(int32(m.Job)), Pods: e.keepPods(pods), For: e.id(slot)})
 	}
 }

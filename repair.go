@@ -138,7 +138,7 @@ func (e *Engine) suspect(pods []topology.Pod, i int) int {
 func (e *Engine) repairFaulted(slot int32) bool {
 	rs := &e.rs
 	j := &e.jobs[slot]
-	scope := j.domain
+	scope := e.requiredDomain(rs.pods[0].Host, j.spec.Required) // all its pods are in it
 	rs.sliced = false
 	if j.sliced {
 		rs.info, _ = e.s.JobInfo(topology.JobID(slot))

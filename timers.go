@@ -130,7 +130,6 @@ func (e *Engine) rollbackMove(slot int32) {
 			e.dropNominee(b)
 		}
 		e.sp.touchPods(e, j.oldPods)
-		j.domain = e.domainOf(j.oldPods, j.spec.Required)
 	}
 	j.oldPods = j.oldPods[:0]
 }
