@@ -23,20 +23,19 @@ type harness struct {
 func newHarness(t testing.TB, sh topology.Shape, cfg blink.Config) *harness {
 	t.Helper()
 	tree, err := topology.BuildShape(sh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := blink.New(topology.NewState(tree), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &harness{t: t, e: e, tree: tree}
+	return harnessOn(t, tree, err, cfg)
 }
 
 // newHarnessHosts is newHarness for a tree built from a host list.
 func newHarnessHosts(t testing.TB, levels []string, hosts []topology.HostSpec, cfg blink.Config) *harness {
 	t.Helper()
 	tree, err := topology.BuildHosts(levels, hosts)
+	return harnessOn(t, tree, err, cfg)
+}
+
+// harnessOn starts an engine on an empty State of tree (built with err).
+func harnessOn(t testing.TB, tree *topology.Tree, err error, cfg blink.Config) *harness {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
