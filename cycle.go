@@ -295,8 +295,7 @@ func (e *Engine) placeIn(r *placement.Request, scope topology.DomainID, plan *pl
 		ok, _, err := e.v.PlaceWithout(e.s, r, scope, nil, plan)
 		if err != nil {
 			e.failed("place in the nominee's domain", err)
-		}
-		if ok && err == nil {
+		} else if ok {
 			return true, placement.Reason{}
 		}
 	}
