@@ -65,7 +65,7 @@ func (s *State) Apply(d Delta) error {
 func (s *State) dropPending() {
 	s.deferring = false
 	for _, h := range s.pending {
-		s.hostFlags[h] &^= flagPending
+		s.hostFlags[h] &^= flagPending | flagWhole
 	}
 	s.pending = s.pending[:0]
 }

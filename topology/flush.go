@@ -37,8 +37,7 @@ func (s *State) flushPending() {
 		}
 		if j-i < batchRun {
 			for _, h := range pending[i:j] {
-				s.hostFlags[h] &^= flagPending
-				s.commit(h)
+				s.flushHost(h)
 			}
 		} else {
 			s.flushRun(p, pending[i:j])
@@ -48,6 +47,17 @@ func (s *State) flushPending() {
 	s.pending = s.pending[:0]
 }
 
+// flushHost makes host h's deferred commit.
+func (s *State) flushHost(h HostID) {
+	f := s.hostFlags[h]
+	s.hostFlags[h] = f &^ (flagPending | flagWhole)
+	if f&flagWhole != 0 {
+		s.takeWhole(h)
+		return
+	}
+	s.commit(h)
+}
+
 // flushRun commits hosts, all under domain p: each host's own figures, then
 // their differences added up, to p and the domains above it.
 func (s *State) flushRun(p int32, hosts []HostID) {
@@ -55,8 +65,7 @@ func (s *State) flushRun(p int32, hosts []HostID) {
 	acc.reset(s.nm, s.nb)
 	s.batch = acc // commit adds each host's difference to it
 	for _, h := range hosts {
-		s.hostFlags[h] &^= flagPending
-		s.commit(h)
+		s.flushHost(h)
 	}
 	s.batch = nil
 	s.propagateRun(p, acc)

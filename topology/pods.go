@@ -24,6 +24,7 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext
 	t := s.t
 	h := p.Host
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
+	whole := s.takesWhole(h, n, p)
 	if p.Milli == 0 {
 		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)&^p.GPUs)
 	} else {
@@ -45,7 +46,11 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext
 	next := s.linkOnHost(h, slot, id, rank)
 	r := s.podW(slot)
 	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, rank, next, jnext
-	s.commit(h)
+	if whole {
+		s.commitWhole(h)
+	} else {
+		s.commit(h)
+	}
 }
 
 // takeCPUMem adds cpu milli-CPU and mem MiB to host h's free CPU and memory

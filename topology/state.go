@@ -10,6 +10,7 @@ const (
 	flagExclusive  uint8 = 4  // held exclusively by the job of its pods
 	flagPending    uint8 = 8  // during Apply: its commit is deferred (apply.go, flush.go)
 	flagSeen       uint8 = 16 // scratch of podsApart, cleared before it returns
+	flagWhole      uint8 = 32 // during Apply: its deferred commit is takeWhole's (whole.go)
 )
 
 // State is the mutable occupancy of a Tree: per-GPU free bits and milli-GPU,

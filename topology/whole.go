@@ -1,0 +1,59 @@
+package topology
+
+// Whole idle hosts. A gang of whole-host pods (a training job's 4- or 8-GPU
+// workers) mostly lands on idle hosts: healthy, no pods, every GPU free. For
+// such a host the checks of a pod that takes all of its GPUs reduce to the
+// host's idle bit, and the host's summary after the pod is known without
+// reading its GPU bits again (free 0, not idle, capacity unchanged): the
+// pod goes through takeWhole instead of summarize. The idle bit is derived
+// data, current only while the host's commit is not deferred
+// (flagPending): a host touched earlier in the same Delta takes the general
+// path.
+
+// idleClean reports whether host h is idle and its derived data current.
+func (s *State) idleClean(h HostID) bool {
+	return s.idleHostW[h>>6]&(1<<(uint(h)&63)) != 0 && s.hostFlags[h]&flagPending == 0
+}
+
+// takesWhole reports whether pod p, on host h of n GPUs, takes every GPU of
+// a clean idle host (idleClean) as whole GPUs.
+func (s *State) takesWhole(h HostID, n int, p *Pod) bool {
+	return p.Milli == 0 && p.GPUs == hostMask(n) && s.idleClean(h)
+}
+
+// commitWhole is commit for host h after a pod took all of its GPUs while it
+// was idle and clean (takesWhole): deferred like commit, and marked so that
+// the flush takes the same shortcut unless another change to h comes first
+// (commit clears the mark).
+func (s *State) commitWhole(h HostID) {
+	if !s.deferring {
+		s.takeWhole(h)
+		return
+	}
+	s.hostFlags[h] |= flagPending | flagWhole // not journaled: cleared before Apply returns
+	s.pending = append(s.pending, h)
+}
+
+// takeWhole commits host h, idle and clean before a pod took all of its
+// GPUs: the summary goes from n free GPUs and idle to none free, capacity,
+// shared milli and partly used GPUs unchanged (an idle host has no partly
+// used GPU), which commit would find by summarizing it again.
+func (s *State) takeWhole(h HostID) {
+	lo := int(s.t.hostGPU[h])
+	n := int(s.t.hostGPU[h+1]) - lo
+	i := int(h)
+	s.wu32(&s.hostGen[h], s.hostGen[h]+1)
+	s.setBits(s.freeW, lo, n, 0)
+	b := hostSum{free: int32(s.hostFree[h]), cap: int32(s.hostCap[h]), idle: true}
+	a := hostSum{cap: b.cap}
+	s.w8(&s.hostFree[h], 0)
+	s.w64(&s.idleHostW[i>>6], s.idleHostW[i>>6]&^(1<<(uint(i)&63)))
+	if s.jr.on {
+		s.jr.sums = append(s.jr.sums, sumEntry{h, b, a})
+	}
+	if s.batch != nil {
+		s.accumulate(s.batch, h, &b, &a)
+		return
+	}
+	s.propagate(h, &b, &a)
+}

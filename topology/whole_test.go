@@ -1,0 +1,87 @@
+package topology
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestWholeIdleHosts: pods that take every GPU of an idle host go through
+// the shortcut of whole.go (checks from the idle bit, the summary without
+// summarizing); Check, which rebuilds every aggregate from the primary data,
+// must agree after each Delta: a gang deferred in runs of hosts, a single
+// pod committed at once, hosts that are not clean idle (a failed or
+// nominated GPU, draining, already touched by the same Delta), a host added
+// to and emptied again in one Delta, and a rolled-back Delta.
+func TestWholeIdleHosts(t *testing.T) {
+	tree, err := BuildShape(Shape{Levels: []string{"su", "rack"}, FanOut: []int{2, 2, 6}, GPUsPerHost: 4, Model: "H100"})
+	require.NoError(t, err)
+	s := NewState(tree)
+	job := Job{Priority: 10, Required: NoLevel, Preferred: NoLevel}
+	pre := job
+	pre.Preemptible = true
+	excl := job
+	excl.Exclusive = true
+	whole := func(hosts ...HostID) []Pod {
+		pods := make([]Pod, len(hosts))
+		for i, h := range hosts {
+			pods[i] = Pod{Host: h, GPUs: 0b1111}
+		}
+		return pods
+	}
+	apply := func(d Delta) {
+		t.Helper()
+		require.NoError(t, s.Apply(d))
+		require.NoError(t, s.Check())
+	}
+	idle := func(want bool, hosts ...HostID) {
+		t.Helper()
+		for _, h := range hosts {
+			require.Equal(t, want, s.HostIdle(h), "host %d idle", h)
+		}
+	}
+
+	// A gang over two racks: a run of five hosts (flushed together) and one.
+	apply(Delta{Ops: []Op{AddJob(1, pre, whole(0, 1, 2, 3, 4, 6)...)}})
+	idle(false, 0, 1, 2, 3, 4, 6)
+	idle(true, 5, 7)
+	require.Equal(t, 4*24-24, s.Free(0))
+	// One pod, committed at once; an exclusive one.
+	apply(Delta{Ops: []Op{AddJob(2, job, whole(5)...)}})
+	apply(Delta{Ops: []Op{AddJob(3, excl, whole(7)...)}})
+	require.Equal(t, int64(4), s.ExclusiveGPUs(0))
+	idle(false, 5, 7)
+
+	// Not clean idle: a failed GPU, a nominated GPU, a draining host.
+	apply(Delta{Ops: []Op{SetGPUHealth(GPUID(8*4+1), Failed)}})
+	err = s.Apply(Delta{Ops: []Op{AddJob(4, job, whole(8)...)}})
+	require.ErrorIs(t, err, ErrStale)
+	apply(Delta{Ops: []Op{Nominate(Nomination{Job: 9, Priority: 100, Expiry: 10, GPUs: []GPUID{9 * 4}})}})
+	err = s.Apply(Delta{Ops: []Op{AddJob(4, job, whole(9)...)}})
+	require.ErrorIs(t, err, ErrStale)
+	apply(Delta{Ops: []Op{AddJob(9, Job{Priority: 100, Required: NoLevel, Preferred: NoLevel}, whole(9)...)}})
+	apply(Delta{Ops: []Op{SetHostHealth(10, Draining)}})
+	err = s.Apply(Delta{Ops: []Op{AddJob(4, job, whole(10)...)}})
+	require.ErrorIs(t, err, ErrStale)
+	// A pod with CPU takes the general path, and so does a host touched
+	// before in the same Delta: emptied, then taken whole again.
+	apply(Delta{Ops: []Op{AddJob(4, job, Pod{Host: 11, GPUs: 0b1111, CPUMilli: 1})}})
+	apply(Delta{Ops: []Op{RemoveJob(4), AddJob(5, job, whole(11, 12, 13, 14, 15)...)}})
+	idle(false, 11, 12, 13, 14, 15)
+
+	// Taken whole and emptied again in one Delta: idle at the end.
+	apply(Delta{Ops: []Op{AddJob(6, job, whole(16, 17, 18, 19, 20)...), RemoveJob(6)}})
+	idle(true, 16, 17, 18, 19, 20)
+
+	// Rolled back after the whole pods' commits were deferred: nothing changed.
+	before, err := s.MarshalBinary()
+	require.NoError(t, err)
+	err = s.Apply(Delta{Ops: []Op{AddJob(7, job, whole(16, 17, 18, 19)...), RemoveJob(99)}})
+	require.ErrorIs(t, err, ErrStale)
+	after, err := s.MarshalBinary()
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+	require.NoError(t, s.Check())
+	apply(Delta{Ops: []Op{AddJob(7, job, whole(16, 17, 18, 19)...)}})
+	idle(false, 16, 17, 18, 19)
+}
