@@ -12,3 +12,7 @@ func (v *Solver) SetNoGangBound(off bool) { v.noGang = off }
 // SetLegacy turns the shortcuts off (Solver.legacy): the general paths
 // alone, for tests that compare answers with and without them.
 func (v *Solver) SetLegacy(on bool) { v.legacy = on }
+
+// SetNoOnePath makes placeOne descend from the root every time, without the
+// last descent's path (one_path.go).
+func (v *Solver) SetNoOnePath(off bool) { v.noPath = off }

@@ -113,8 +113,7 @@ func (v *Solver) bestHostFrac(lo, hi int32, need int64) (int32, bool) {
 		var cp int64
 		switch sh := int64(shared[h]); {
 		case sh >= m && byBucket:
-			p := part[h]
-			cp = f*k + int64(p&0xFF)*pb[0] + int64(p>>8&0xFF)*pb[1] + int64(p>>16&0xFF)*pb[2] + int64(p>>24)*pb[3]
+			cp = f*k + bucketPods(part[h], &pb)
 		case sh >= m:
 			cp = v.hostCap(h) // partly used GPUs may take pods: count them
 		case f > 0:
@@ -136,4 +135,29 @@ func (v *Solver) bestHostFrac(lo, hi int32, need int64) (int32, bool) {
 		}
 	}
 	return best, best >= 0
+}
+
+// bucketPods is what the partly used GPUs of a host take, by its partial
+// buckets p (8 bits each) at pb pods a GPU in each bucket takes: exact when
+// the pod's milli is a multiple of the buckets' width.
+func bucketPods(p uint32, pb *[topology.PartialBuckets]int64) int64 {
+	return int64(p&0xFF)*pb[0] + int64(p>>8&0xFF)*pb[1] + int64(p>>16&0xFF)*pb[2] + int64(p>>24)*pb[3]
+}
+
+// fracHostCap is host h's capacity for the current plain fractional set as
+// bestHostFrac counts it, with f its free GPUs (0: nothing it may use).
+func (v *Solver) fracHostCap(h topology.HostID, f int64) int64 {
+	m := int64(v.set.Milli)
+	switch sh := v.s.HostSharedMilli(h); {
+	case sh >= m && m%topology.PartialBucketMilli == 0:
+		return f*(topology.FullGPU/m) + bucketPods(v.s.HostPartialData()[h], &v.perB)
+	case sh >= m:
+		return v.hostCap(h)
+	case f > 0:
+		return f * (topology.FullGPU / m)
+	}
+	if j, held := v.s.HostExclusive(h); held && j == v.r.Job {
+		return v.hostCap(h)
+	}
+	return 0
 }

@@ -32,13 +32,9 @@ func (v *Solver) placeOne(plan *Plan) bool {
 	}
 	v.setCurrent(0)
 	v.last, v.pos, v.start = true, 0, 0
-	l, i := topology.Level(0), int32(0)
-	for ; l != v.hl; l++ { // a domain's children are one level down (hosts below the last named level)
-		c, ok := v.bestChild(topology.DomainID(i), l+1, 1)
-		if !ok {
-			return false
-		}
-		i = c
+	i, ok := v.descendOne()
+	if !ok {
+		return false
 	}
 	h := topology.HostID(i)
 	if v.capOf(v.hl, i) < 1 {
@@ -49,4 +45,40 @@ func (v *Solver) placeOne(plan *Plan) bool {
 	v.assign(h, 1)
 	v.writePlan(plan, 0)
 	return true
+}
+
+// descendOne is placeOne's descent: bestChild at every level from the root
+// down to a host, from the level where the last descent for this pod shape
+// stops being the answer (one_path.go) when it may use one.
+func (v *Solver) descendOne() (int32, bool) {
+	var p *onePath
+	from := topology.Level(1)
+	if v.pathOK() {
+		p = v.pathFor()
+		from = v.pathFrom(p)
+	}
+	l, i := topology.Level(0), int32(0)
+	if from > 1 {
+		l, i = from-1, p.node[from-1]
+	}
+	if from > v.hl {
+		v.known = knownCap{level: v.hl, idx: -1} // as bestChild's host scan leaves it
+	}
+	for ; l != v.hl; l++ { // a domain's children are one level down (hosts below the last named level)
+		c, ok := v.bestChild(topology.DomainID(i), l+1, 1)
+		if !ok {
+			if p != nil {
+				p.valid = false
+			}
+			return -1, false
+		}
+		i = c
+		if p != nil {
+			v.pathSet(p, l+1, c)
+		}
+	}
+	if p != nil {
+		p.s, p.seq, p.valid = v.s, v.s.TouchSeq(), true
+	}
+	return i, true
 }

@@ -1,0 +1,170 @@
+package placement
+
+import "github.com/blinksched/blink/topology"
+
+// onePath is placeOne's last descent for one pod of one shape, kept so
+// that the next such pod need not descend again: BestFit's choice at a
+// level is the child with the smallest key (capacity, free GPUs; for a
+// host, free GPUs), then the lowest index, and a child's key changes only
+// when a host below it is touched (topology's touch log). So the path found
+// at touch seq stays the descent's answer as long as no node on it got a
+// worse key (a pod placed on the path only makes its keys smaller) and no
+// touched sibling of a node now beats it; where one does, the descent
+// starts again from that level. Used only when capacities are exact and
+// the keys are the aggregates' (pathOK); tests compare it with descending
+// every time (SetNoOnePath).
+type onePath struct {
+	s     *topology.State
+	seq   uint64 // the State's TouchSeq when the keys were read
+	valid bool
+	node  []int32           // [l]: the child chosen at level l, 1…hl (at hl a host)
+	key   []uint64          // [l]: its key then (pathKey)
+	lo    []topology.HostID // [l]: its hosts, [lo, hi)
+	hi    []topology.HostID
+}
+
+// pathTouches is how many touches since the last descent onePath looks
+// through before it descends afresh instead: each costs about as much as a
+// level's scan. BenchmarkCycle's first cycle (cycleprobe -cycle under
+// callgrind) took 95.3M instructions at 4, 93.6M at 8, 92.8M at 16, 93.1M
+// at 32, 93.8M at 64 and 94.1M at 128.
+const pathTouches = 16
+
+// pathOK reports whether placeOne's descent for the current set may use
+// and keep a onePath: one pod, BestFit, no restriction, eligibility,
+// nominations, profile or model limit, and either whole GPUs with exact
+// capacities or a plain fraction (plainFrac), so that bestChild's choice at
+// every level is the smallest pathKey.
+func (v *Solver) pathOK() bool {
+	set, r := v.set, v.r
+	whole := v.exact && set.GPUs > 0 && set.Milli == 0
+	frac := v.plainFrac() && r.Eligible == nil && !r.Exclusive && len(v.ov) == 0
+	return !v.noPath && (whole || frac) && v.rx == nil && v.anyModel && r.Policy == BestFit &&
+		v.extra.Empty() && len(v.rel) == 0 && !v.usesProfile(1)
+}
+
+// pathFor returns the onePath of the current set's shape, sized for the
+// tree: by GPU count, fractions after them by milli.
+func (v *Solver) pathFor() *onePath {
+	g := int(v.set.GPUs)
+	if v.set.Milli > 0 {
+		g = topology.MaxHostGPUs + int(v.set.Milli)
+	}
+	for len(v.paths) <= g {
+		v.paths = append(v.paths, nil)
+	}
+	p := v.paths[g]
+	if p == nil {
+		p = &onePath{}
+		v.paths[g] = p
+	}
+	if n := int(v.hl) + 1; len(p.node) != n {
+		*p = onePath{node: make([]int32, n), key: make([]uint64, n), lo: make([]topology.HostID, n), hi: make([]topology.HostID, n)}
+	}
+	return p
+}
+
+// pathKey is BestFit's key of node i at level l for one pod of the current
+// set, as bestChild's scans order children: a domain's capacity (for a
+// fraction, the aggregates' bound) then its free GPUs, a host's free GPUs
+// then its capacity; noKey if it holds no pod.
+func (v *Solver) pathKey(l topology.Level, i int32) uint64 {
+	if l == v.hl {
+		h := topology.HostID(i)
+		f := v.s.HostFree(h)
+		cp := v.perK[f]
+		if v.set.Milli > 0 {
+			cp = v.fracHostCap(h, int64(f))
+		}
+		if cp < 1 {
+			return noKey
+		}
+		return uint64(f)<<32 | uint64(cp)
+	}
+	hist, nm, nb := v.s.HistogramData()
+	free := int64(v.s.DomainFreeData()[i])
+	g := int(v.set.GPUs)
+	var cp int64
+	switch {
+	case v.set.Milli > 0:
+		cp = v.fracBound(topology.DomainID(i))
+	case nm != 1:
+		cp = v.histCap(topology.DomainID(i))
+	case g == 1: // one GPU a pod: the free GPUs
+		cp = free
+	default:
+		row := hist[int(i)*nb : int(i)*nb+nb]
+		for k := g; k < nb; k++ {
+			cp += int64(row[k]) * v.perK[k]
+		}
+	}
+	return fitKey(cp, free, 1)
+}
+
+// pathFrom returns the first level whose choice p no longer knows (1:
+// descend from the root; hl+1: p's host is the answer), bringing p's keys
+// up to date above it. Only nodes with a touched host below them can have
+// changed: the others keep their keys.
+func (v *Solver) pathFrom(p *onePath) topology.Level {
+	s := v.s
+	if !p.valid || p.s != s || s.TouchesLost(p.seq) || s.TouchSeq()-p.seq > pathTouches {
+		return 1
+	}
+	v.pathHosts, _ = s.TouchedHosts(p.seq, v.pathHosts[:0])
+	in := topology.Level(0) // the deepest path node a touched host is below
+	lv := v.pathLeave[:0]   // per touched host: the level where it leaves the path
+	for _, x := range v.pathHosts {
+		l := p.leave(x)
+		lv = append(lv, l)
+		in = max(in, l-1)
+	}
+	v.pathLeave = lv
+	from := v.hl + 1
+	for l := topology.Level(1); l <= in; l++ {
+		k := v.pathKey(l, p.node[l])
+		if k == noKey || k > p.key[l] { // emptied, or something left below it
+			from = l
+			break
+		}
+		p.key[l] = k
+	}
+	lastL, lastC := topology.Level(0), int32(-1)
+	for i, x := range v.pathHosts {
+		l := lv[i] // there x's ancestor is a sibling of the path's node
+		if l >= from {
+			continue
+		}
+		c := int32(x)
+		if l != v.hl {
+			c = int32(v.t.HostDomain(x, l))
+		}
+		if l == lastL && c == lastC {
+			continue // a run of touches under one sibling: compared once
+		}
+		lastL, lastC = l, c
+		if k := v.pathKey(l, c); k < p.key[l] || k == p.key[l] && c < p.node[l] {
+			from = l
+		}
+	}
+	return from
+}
+
+// leave returns the first level whose path node does not hold host x
+// (hl+1 if all do: x is the path's host).
+func (p *onePath) leave(x topology.HostID) topology.Level {
+	l := topology.Level(1)
+	for l < topology.Level(len(p.lo)) && x >= p.lo[l] && x < p.hi[l] {
+		l++
+	}
+	return l
+}
+
+// pathSet records child c chosen at level l.
+func (v *Solver) pathSet(p *onePath, l topology.Level, c int32) {
+	p.node[l], p.key[l] = c, v.pathKey(l, c)
+	if l == v.hl {
+		p.lo[l], p.hi[l] = topology.HostID(c), topology.HostID(c)+1
+	} else {
+		p.lo[l], p.hi[l] = v.t.Hosts(topology.DomainID(c))
+	}
+}
