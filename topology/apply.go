@@ -65,9 +65,12 @@ func (s *State) Apply(d Delta) error {
 func (s *State) dropPending() {
 	s.deferring = false
 	for _, h := range s.pending {
-		s.hostFlags[h] &^= flagPending | flagWhole
+		s.hostFlags[h] &^= flagPending
 	}
-	s.pending = s.pending[:0]
+	for _, h := range s.pendingWhole {
+		s.hostFlags[h] &^= flagPending
+	}
+	s.pending, s.pendingWhole = s.pending[:0], s.pendingWhole[:0]
 }
 
 func (s *State) apply(op *Op) error {

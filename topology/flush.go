@@ -25,10 +25,22 @@ type aggDelta struct {
 // saves (a repair's two hosts go straight through).
 const batchRun = 4
 
-// flushPending commits the hosts whose commit was deferred, unjournaled.
+// flushPending commits the hosts whose commit was deferred, unjournaled:
+// those commit deferred, then those commitWhole did (whole.go).
 func (s *State) flushPending() {
 	s.deferring = false
-	t, pending := s.t, s.pending
+	s.flushList(s.pending, false)
+	s.pending = s.pending[:0]
+	if len(s.pendingWhole) > 0 {
+		s.flushList(s.pendingWhole, true)
+		s.pendingWhole = s.pendingWhole[:0]
+	}
+}
+
+// flushList commits pending, in runs of hosts under one parent; whole:
+// each by takeWhole.
+func (s *State) flushList(pending []HostID, whole bool) {
+	t := s.t
 	for i := 0; i < len(pending); {
 		p := t.hostParent[pending[i]]
 		j := i + 1
@@ -37,35 +49,33 @@ func (s *State) flushPending() {
 		}
 		if j-i < batchRun {
 			for _, h := range pending[i:j] {
-				s.flushHost(h)
+				s.hostFlags[h] &^= flagPending
+				if whole {
+					s.takeWhole(h)
+				} else {
+					s.commit(h)
+				}
 			}
 		} else {
-			s.flushRun(p, pending[i:j])
+			s.flushRun(p, pending[i:j], whole)
 		}
 		i = j
 	}
-	s.pending = s.pending[:0]
-}
-
-// flushHost makes host h's deferred commit.
-func (s *State) flushHost(h HostID) {
-	f := s.hostFlags[h]
-	s.hostFlags[h] = f &^ (flagPending | flagWhole)
-	if f&flagWhole != 0 {
-		s.takeWhole(h)
-		return
-	}
-	s.commit(h)
 }
 
 // flushRun commits hosts, all under domain p: each host's own figures, then
 // their differences added up, to p and the domains above it.
-func (s *State) flushRun(p int32, hosts []HostID) {
+func (s *State) flushRun(p int32, hosts []HostID, whole bool) {
 	acc := &s.acc
 	acc.reset(s.nm, s.nb)
 	s.batch = acc // commit adds each host's difference to it
 	for _, h := range hosts {
-		s.flushHost(h)
+		s.hostFlags[h] &^= flagPending
+		if whole {
+			s.takeWhole(h)
+		} else {
+			s.commit(h)
+		}
 	}
 	s.batch = nil
 	s.propagateRun(p, acc)

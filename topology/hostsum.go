@@ -55,7 +55,6 @@ func (s *State) summarizeInto(h HostID, lo, n int, sum *hostSum) {
 // of hosts is flushed together, to that run's sum (s.batch).
 func (s *State) commit(h HostID) {
 	if s.deferring {
-		s.hostFlags[h] &^= flagWhole // changed again: summarize it at the flush
 		if s.hostFlags[h]&flagPending == 0 {
 			s.hostFlags[h] |= flagPending // not journaled: cleared before Apply returns
 			s.pending = append(s.pending, h)

@@ -144,7 +144,7 @@ func (s *State) checkPod(id JobID, info *Job, p *Pod) error {
 		return fmt.Errorf("%w: host %d out of range", ErrInvalid, h)
 	}
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
-	if p.CPUMilli|p.MemoryMiB == 0 && s.takesWhole(h, n, p) {
+	if !s.jr.on && p.CPUMilli|p.MemoryMiB == 0 && s.takesWhole(h, n, p) {
 		return nil // healthy, no pods, every GPU free: nothing below can fail
 	}
 	switch {

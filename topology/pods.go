@@ -24,7 +24,7 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext
 	t := s.t
 	h := p.Host
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
-	whole := s.takesWhole(h, n, p)
+	whole := !s.jr.on && s.takesWhole(h, n, p)
 	if p.Milli == 0 {
 		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)&^p.GPUs)
 	} else {

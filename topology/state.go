@@ -10,7 +10,6 @@ const (
 	flagExclusive  uint8 = 4  // held exclusively by the job of its pods
 	flagPending    uint8 = 8  // during Apply: its commit is deferred (apply.go, flush.go)
 	flagSeen       uint8 = 16 // scratch of podsApart, cleared before it returns
-	flagWhole      uint8 = 32 // during Apply: its deferred commit is takeWhole's (whole.go)
 )
 
 // State is the mutable occupancy of a Tree: per-GPU free bits and milli-GPU,
@@ -58,6 +57,7 @@ type State struct {
 	replaceSlots []int32   // scratch of replacePods
 	deferring    bool      // commits are deferred to the end of Apply (apply.go, flush.go)
 	pending      []HostID  // the hosts whose commit is deferred
+	pendingWhole []HostID  // those whose deferred commit is takeWhole's (whole.go)
 	acc          aggDelta  // scratch of flushPending
 	batch        *aggDelta // during flushRun: where commit adds a host's difference
 	touches      *touchLog // allocated with the State; Clone starts a fresh log

@@ -5,10 +5,11 @@ package topology
 // such a host the checks of a pod that takes all of its GPUs reduce to the
 // host's idle bit, and the host's summary after the pod is known without
 // reading its GPU bits again (free 0, not idle, capacity unchanged): the
-// pod goes through takeWhole instead of summarize. The idle bit is derived
-// data, current only while the host's commit is not deferred
-// (flagPending): a host touched earlier in the same Delta takes the general
-// path.
+// pod goes through takeWhole instead of summarize. Only journal-free
+// Deltas take this path (one AddJob, its pods on distinct hosts: apply.go),
+// so a host it marks changes no further before its deferred commit. The
+// idle bit is derived data, current only while the host's commit is not
+// deferred (flagPending): a host touched before takes the general path.
 
 // idleClean reports whether host h is idle and its derived data current.
 func (s *State) idleClean(h HostID) bool {
@@ -22,16 +23,15 @@ func (s *State) takesWhole(h HostID, n int, p *Pod) bool {
 }
 
 // commitWhole is commit for host h after a pod took all of its GPUs while it
-// was idle and clean (takesWhole): deferred like commit, and marked so that
-// the flush takes the same shortcut unless another change to h comes first
-// (commit clears the mark).
+// was idle and clean (takesWhole): deferred like commit, to a list of its
+// own, which the flush commits by takeWhole (flush.go).
 func (s *State) commitWhole(h HostID) {
 	if !s.deferring {
 		s.takeWhole(h)
 		return
 	}
-	s.hostFlags[h] |= flagPending | flagWhole // not journaled: cleared before Apply returns
-	s.pending = append(s.pending, h)
+	s.hostFlags[h] |= flagPending // not journaled: cleared before Apply returns
+	s.pendingWhole = append(s.pendingWhole, h)
 }
 
 // takeWhole commits host h, idle and clean before a pod took all of its
