@@ -57,10 +57,12 @@
 //   - Pod sets are placed scarcest first (more whole GPUs per pod, then
 //     larger fractions, then more CPU and memory), each seeing what the
 //     previous ones took; if that fails, in input order. Ranks always follow
-//     input order. A gang of several sets that still fails, in a domain of at
-//     most 16 hosts with at most 16 pods, is searched exhaustively over the
-//     per-host pod counts (GPUs inside a host still chosen by the rule below),
-//     so small gangs are placed whenever the counts allow; a gang whose every
+//     input order. A gang of several sets that still fails, of at most 16
+//     pods in a domain of at most 1,024 hosts of which at most 16 may take
+//     one of its pods (a small cluster, or a busy one), is searched
+//     exhaustively over those hosts' pod counts (GPUs inside a host still
+//     chosen by the rule below), so small gangs are placed whenever the
+//     counts allow; a gang whose every
 //     set is fractional that still fails is searched again with each host's
 //     fractions packed into its GPUs by an exact search (sets of different
 //     sizes can need GPUs shared between them where the rule strands milli).

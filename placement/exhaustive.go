@@ -13,11 +13,14 @@ import (
 // milli, CPU and memory the way assign takes them; then it replays the
 // distribution found through assign. Ranks follow host order, so a set's
 // slices are whole exactly when every slice-level domain holds a multiple of
-// the slice size of its pods. Bounded: only nodes of at most exhaustiveHosts
-// hosts and gangs of at most exhaustivePods pods, and at most
-// exhaustiveSteps search steps.
+// the slice size of its pods. Only hosts that may take a pod of some set
+// take part (the others add nothing to any distribution). Bounded: nodes of
+// at most exhaustiveScan hosts, of which at most exhaustiveHosts may take a
+// pod, gangs of at most exhaustivePods pods, and at most exhaustiveSteps
+// search steps.
 const (
 	exhaustiveHosts = 16
+	exhaustiveScan  = 1024
 	exhaustivePods  = 16
 	exhaustiveSteps = 200000
 )
@@ -51,17 +54,21 @@ func (v *Solver) exhaustive(l topology.Level, i int32) bool {
 	for k := range v.r.Sets {
 		total += int(v.r.Sets[k].Pods)
 	}
-	if int(hi-lo) > exhaustiveHosts || total > exhaustivePods {
+	if int(hi-lo) > exhaustiveScan || total > exhaustivePods {
 		return false
 	}
 	e := &v.ex
-	e.v, e.steps, e.hosts = v, 0, e.hosts[:0]
+	e.v, e.steps, e.hosts, e.exact = v, 0, e.hosts[:0], false
 	for h := lo; h < hi; h++ {
-		ok := v.hostOK(h)   // before ovFor: an overlay marks a host as the gang's own
-		o, ms := v.ovFor(h) // the State's view of the host, nothing taken yet
-		e.hosts = append(e.hosts, simHost{h: h, ok: ok, mask: o.mask, cpu: o.cpu, mem: o.mem, milli: *ms})
+		sh := v.simOf(h)
+		if !e.useful(&sh) {
+			continue
+		}
+		if len(e.hosts) == exhaustiveHosts {
+			return false
+		}
+		e.hosts = append(e.hosts, sh)
 	}
-	v.reset()
 	frac := v.allFrac()
 	if frac && (!e.millLeft() || e.fails.has(e)) {
 		return false
@@ -72,7 +79,6 @@ func (v *Solver) exhaustive(l topology.Level, i int32) bool {
 	for k := range e.count {
 		clear(e.count[k])
 	}
-	e.exact = false
 	if !e.search(0, 0, int64(v.r.Sets[v.order[0]].Pods)) {
 		if !frac {
 			return false
@@ -84,6 +90,36 @@ func (v *Solver) exhaustive(l topology.Level, i int32) bool {
 		}
 	}
 	return e.replay()
+}
+
+// simOf is host h as the search simulates it: the State's view (or the
+// overlay of a released host), nothing taken yet. Unlike ovFor it makes no
+// overlay: the scan reads hosts it may not keep.
+func (v *Solver) simOf(h topology.HostID) simHost {
+	sh := simHost{h: h, ok: v.hostOK(h)}
+	if o := v.ovAt(h); o >= 0 {
+		ov := &v.ov[o]
+		sh.mask, sh.cpu, sh.mem = ov.mask, ov.cpu, ov.mem
+		if v.milli {
+			sh.milli = v.ovMilli[o]
+		}
+		return sh
+	}
+	sh.mask, sh.cpu, sh.mem = v.baseMask(h), v.s.HostCPU(h), v.s.HostMemory(h)
+	if v.milli {
+		v.baseMilli(h, sh.mask, &sh.milli)
+	}
+	return sh
+}
+
+// useful reports whether simulated host h may take a pod of some set.
+func (e *exSearch) useful(h *simHost) bool {
+	for k := range e.v.r.Sets {
+		if e.fits(h, &e.v.r.Sets[k]) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // replay lays the distribution found out through assign: per pod set in

@@ -66,7 +66,45 @@ func TestRestrictionOracle(t *testing.T) {
 	oracleTest(t, reqLimits{maxPods: 10, maxGPUs: 8, maxSets: 2, policies: true, restrict: true}, 4000)
 }
 
+// TestOracleBusy is TestOracle on larger clusters (≤ 40 hosts) where at
+// most 12 hosts keep free GPUs: domains beyond the exhaustive search's 16
+// hosts whose hosts that may take a pod are few enough for it, as on a busy
+// cluster (a fuzzed engine loop found a two-set gang the greedy layout
+// missed at the root of 24 hosts).
+func TestOracleBusy(t *testing.T) {
+	oracleTestOn(t, reqLimits{maxPods: 10, maxGPUs: 8, maxSets: 2, policies: true}, 3000, busyTree)
+}
+
+// busyTree is genTree of up to 40 hosts with every GPU of all but up to 12
+// random hosts taken.
+func busyTree(rng *rand.Rand) *topology.State {
+	tree := genTree(rng, 40)
+	s := topology.NewState(tree)
+	keep := 1 + rng.IntN(12)
+	job := topology.JobID(50)
+	for _, h := range rng.Perm(tree.NumHosts()) {
+		if keep > 0 {
+			keep--
+			continue
+		}
+		if n := tree.HostGPUCount(topology.HostID(h)); n > 0 {
+			pod := topology.Pod{Host: topology.HostID(h), GPUs: 1<<n - 1}
+			info := topology.Job{Priority: 5, Required: topology.NoLevel, Preferred: topology.NoLevel}
+			if err := s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(job, info, pod)}}); err != nil {
+				panic(err)
+			}
+			job++
+		}
+	}
+	return s
+}
+
 func oracleTest(t *testing.T, lim reqLimits, steps int) {
+	oracleTestOn(t, lim, steps, func(rng *rand.Rand) *topology.State { return topology.NewState(genTree(rng, 8)) })
+}
+
+// oracleTestOn is oracleTest on States that newState draws.
+func oracleTestOn(t *testing.T, lim reqLimits, steps int, newState func(*rand.Rand) *topology.State) {
 	seed := testSeed(t)
 	n := testSteps(t, steps)
 	var (
@@ -76,8 +114,8 @@ func oracleTest(t *testing.T, lim reqLimits, steps int) {
 	)
 	for i := range n {
 		rng := rand.New(rand.NewPCG(seed, uint64(i)))
-		tree := genTree(rng, 8)
-		s := topology.NewState(tree)
+		s := newState(rng)
+		tree := s.Tree()
 		nominees := genLoad(rng, s)
 		require.NoError(t, s.Check())
 		r := genRequest(rng, tree, nominees, lim)
