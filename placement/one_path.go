@@ -152,11 +152,12 @@ func (v *Solver) pathFrom(p *onePath) topology.Level {
 // leave returns the first level whose path node does not hold host x
 // (hl+1 if all do: x is the path's host).
 func (p *onePath) leave(x topology.HostID) topology.Level {
-	l := topology.Level(1)
-	for l < topology.Level(len(p.lo)) && x >= p.lo[l] && x < p.hi[l] {
+	lo, hi := p.lo, p.hi[:len(p.lo)]
+	l := 1
+	for l < len(lo) && x >= lo[l] && x < hi[l] {
 		l++
 	}
-	return l
+	return topology.Level(l)
 }
 
 // pathSet records child c chosen at level l.
