@@ -56,8 +56,10 @@ func (s *State) flushList(pending []HostID, whole bool) {
 					s.commit(h)
 				}
 			}
+		} else if whole {
+			s.takeWholeRun(p, pending[i:j])
 		} else {
-			s.flushRun(p, pending[i:j], whole)
+			s.flushRun(p, pending[i:j])
 		}
 		i = j
 	}
@@ -65,17 +67,13 @@ func (s *State) flushList(pending []HostID, whole bool) {
 
 // flushRun commits hosts, all under domain p: each host's own figures, then
 // their differences added up, to p and the domains above it.
-func (s *State) flushRun(p int32, hosts []HostID, whole bool) {
+func (s *State) flushRun(p int32, hosts []HostID) {
 	acc := &s.acc
 	acc.reset(s.nm, s.nb)
 	s.batch = acc // commit adds each host's difference to it
 	for _, h := range hosts {
 		s.hostFlags[h] &^= flagPending
-		if whole {
-			s.takeWhole(h)
-		} else {
-			s.commit(h)
-		}
+		s.commit(h)
 	}
 	s.batch = nil
 	s.propagateRun(p, acc)

@@ -39,21 +39,48 @@ func (s *State) commitWhole(h HostID) {
 // shared milli and partly used GPUs unchanged (an idle host has no partly
 // used GPU), which commit would find by summarizing it again.
 func (s *State) takeWhole(h HostID) {
+	f := s.wholeTaken(h)
+	c := int32(s.hostCap[h])
+	b, a := hostSum{free: f, cap: c, idle: true}, hostSum{cap: c}
+	s.propagate(h, &b, &a)
+}
+
+// takeWholeRun is takeWhole for deferred hosts all under domain p, their
+// differences added up and propagated once (flushRun's way).
+func (s *State) takeWholeRun(p int32, hosts []HostID) {
+	acc := &s.acc
+	acc.reset(s.nm, s.nb)
+	nb := s.nb
+	for _, h := range hosts {
+		s.hostFlags[h] &^= flagPending
+		f := s.wholeTaken(h)
+		acc.idle--
+		if f == 0 {
+			continue // a host without GPUs: only its idleness changed
+		}
+		s.touch(h)
+		m := int(s.t.hostModel[h])
+		acc.moved = true
+		acc.free -= f
+		acc.model[m] -= f
+		acc.hist[m*nb+int(f)]--
+		acc.hist[m*nb]++
+	}
+	acc.any = true
+	s.propagateRun(p, acc)
+}
+
+// wholeTaken writes host h's own figures after a pod took every GPU of it
+// while it was idle and clean — a new generation, none free, not idle — and
+// returns the free GPUs it had. Not journaled: whole hosts are taken only in
+// journal-free Deltas.
+func (s *State) wholeTaken(h HostID) int32 {
 	lo := int(s.t.hostGPU[h])
 	n := int(s.t.hostGPU[h+1]) - lo
-	i := int(h)
-	s.wu32(&s.hostGen[h], s.hostGen[h]+1)
+	s.hostGen[h]++
 	s.setBits(s.freeW, lo, n, 0)
-	b := hostSum{free: int32(s.hostFree[h]), cap: int32(s.hostCap[h]), idle: true}
-	a := hostSum{cap: b.cap}
-	s.w8(&s.hostFree[h], 0)
-	s.w64(&s.idleHostW[i>>6], s.idleHostW[i>>6]&^(1<<(uint(i)&63)))
-	if s.jr.on {
-		s.jr.sums = append(s.jr.sums, sumEntry{h, b, a})
-	}
-	if s.batch != nil {
-		s.accumulate(s.batch, h, &b, &a)
-		return
-	}
-	s.propagate(h, &b, &a)
+	f := int32(s.hostFree[h])
+	s.hostFree[h] = 0
+	s.idleHostW[h>>6] &^= 1 << (uint(h) & 63)
+	return f
 }

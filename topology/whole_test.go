@@ -85,3 +85,37 @@ func TestWholeIdleHosts(t *testing.T) {
 	apply(Delta{Ops: []Op{AddJob(7, job, whole(16, 17, 18, 19)...)}})
 	idle(false, 16, 17, 18, 19)
 }
+
+// TestWholeIdleHostsWithoutGPUs: a pod with no GPUs on an idle host without
+// GPUs takes all of them too (none): the host only stops being idle, alone
+// or in a run flushed together.
+func TestWholeIdleHostsWithoutGPUs(t *testing.T) {
+	var hosts []HostSpec
+	for i := range 8 {
+		gpus := 0
+		if i >= 6 {
+			gpus = 4
+		}
+		hosts = append(hosts, HostSpec{Name: string(rune('a' + i)), Path: []string{"r" + string(rune('0'+i/6))},
+			GPUs: gpus, Model: "H100", CPUMilli: 1000})
+	}
+	tree, err := BuildHosts([]string{"rack"}, hosts)
+	require.NoError(t, err)
+	s := NewState(tree)
+	job := Job{Priority: 1, Required: NoLevel, Preferred: NoLevel}
+	for _, d := range []Delta{
+		{Ops: []Op{AddJob(1, job, Pod{Host: 0}, Pod{Host: 1}, Pod{Host: 2}, Pod{Host: 3}, Pod{Host: 4})}},
+		{Ops: []Op{AddJob(2, job, Pod{Host: 5})}},
+		{Ops: []Op{AddJob(3, job, Pod{Host: 6, GPUs: 0b1111}, Pod{Host: 7})}},
+	} {
+		require.NoError(t, s.Apply(d))
+		require.NoError(t, s.Check())
+	}
+	for h := range HostID(8) {
+		require.False(t, s.HostIdle(h), "host %d", h)
+	}
+	require.Equal(t, 0, s.IdleHosts(0))
+	require.NoError(t, s.Apply(Delta{Ops: []Op{RemoveJob(1)}}))
+	require.NoError(t, s.Check())
+	require.Equal(t, 5, s.IdleHosts(0))
+}
