@@ -62,6 +62,7 @@ type Engine struct {
 	rs      repairScratch
 	gpuList []topology.GPUID
 	cands   []resCand
+	cands2  []resCand     // orderCands' second buffer
 	evHosts bitset.BitSet // scratch: hosts of a domain holding evicted victims (markEvicting)
 }
 

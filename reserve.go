@@ -57,16 +57,7 @@ func (e *Engine) reserve(slot int32) bool {
 	if d < 0 {
 		return false
 	}
-	cands := e.hostCands(j, d, g)
-	slices.SortFunc(cands, func(a, b resCand) int {
-		if a.ready != b.ready {
-			if a.ready < b.ready {
-				return -1
-			}
-			return 1
-		}
-		return int(a.h - b.h)
-	})
+	cands := e.orderCands(e.hostCands(j, d, g))
 	got, take := int64(0), 0
 	for take < len(cands) && got < need {
 		got += int64(cands[take].pods)
@@ -155,6 +146,46 @@ func (e *Engine) hostCands(j *job, d topology.DomainID, g int32) []resCand {
 	}
 	e.cands = cands
 	return cands
+}
+
+// orderCands orders cands (hostCands', by host) by ready time, then host:
+// a stable sort. Without known ends (endsKnown) a ready time is now, a
+// victim's deadline or never: the first and the last keep their order in a
+// stable partition, and only the deadlines, a victim's hosts, are sorted.
+func (e *Engine) orderCands(cands []resCand) []resCand {
+	byReady := func(a, b resCand) int {
+		if a.ready != b.ready {
+			if a.ready < b.ready {
+				return -1
+			}
+			return 1
+		}
+		return int(a.h - b.h)
+	}
+	if e.endsKnown() {
+		slices.SortStableFunc(cands, byReady)
+		return cands
+	}
+	out := e.cands2[:0]
+	for _, c := range cands {
+		if c.ready == e.now {
+			out = append(out, c)
+		}
+	}
+	mid := len(out)
+	for _, c := range cands {
+		if c.ready != e.now && c.ready != topology.NoEnd {
+			out = append(out, c)
+		}
+	}
+	slices.SortStableFunc(out[mid:], byReady)
+	for _, c := range cands {
+		if c.ready == topology.NoEnd {
+			out = append(out, c)
+		}
+	}
+	e.cands, e.cands2 = out, cands // the next hostCands writes into the other buffer
+	return out
 }
 
 // endsKnown reports whether some job may have an expected end other than
