@@ -14,6 +14,9 @@
 // seeds its maps' hashes afresh in every process, and building the fixture
 // hashes a lot.)
 //
+// It prints the number of binds and of waiting jobs, and a hash of every
+// decision, the same for two builds that decide alike.
+//
 // -spares uses the fixture with one spare host per rack; -small keeps only
 // the queue's jobs of at most 8 GPUs (8,524 of them, all of which bind),
 // for what one small job costs; -second runs the first cycle on the fixture
@@ -43,6 +46,7 @@ import (
 	"cmp"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -93,8 +97,15 @@ func main() {
 	if *cycle {
 		e.Clone().Cycle(now) // the warm-up
 		d := measured(e.Clone(), now)
-		fmt.Printf("%d binds, %d waiting\n", len(d.Binds), len(d.Pending))
+		fmt.Printf("%d binds, %d waiting; decisions %s\n", len(d.Binds), len(d.Pending), digest(&d))
 	}
+}
+
+// digest is a hash of every decision, to compare two builds' answers.
+func digest(d *blink.Decisions) string {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%+v", *d)
+	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 // measured runs the cycle callgrind counts.
