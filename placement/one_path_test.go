@@ -110,13 +110,13 @@ func (o *pathRun) perturb() bool {
 		o.placed = append(o.placed[:i], o.placed[i+1:]...)
 	case x == 3:
 		d.Ops = append(d.Ops, o.wholeGang())
-	case x == 4:
+	case x == 4 && tree.NumGPUs() > 0:
 		g := topology.GPUID(rng.IntN(tree.NumGPUs()))
 		d.Ops = append(d.Ops, topology.SetGPUHealth(g, pick(rng, topology.Failed, topology.Healthy)))
 	case x == 5:
 		h := topology.HostID(rng.IntN(tree.NumHosts()))
 		d.Ops = append(d.Ops, topology.SetHostHealth(h, pick(rng, topology.Draining, topology.Healthy)))
-	case x == 6 && !o.nom:
+	case x == 6 && !o.nom && tree.NumGPUs() > 0:
 		g := topology.GPUID(rng.IntN(tree.NumGPUs()))
 		if !s.FreeMask().Test(uint(g)) {
 			return false
