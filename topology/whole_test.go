@@ -11,8 +11,10 @@ import (
 // summarizing); Check, which rebuilds every aggregate from the primary data,
 // must agree after each Delta: a gang deferred in runs of hosts, a single
 // pod committed at once, hosts that are not clean idle (a failed or
-// nominated GPU, draining, already touched by the same Delta), a host added
-// to and emptied again in one Delta, and a rolled-back Delta.
+// nominated GPU, draining), a gang refused at its last pod (checked before
+// any write), and Deltas of several operations, which take the general path
+// (a journal): a host emptied and taken again, taken and emptied again, and
+// a rolled-back Delta.
 func TestWholeIdleHosts(t *testing.T) {
 	tree, err := BuildShape(Shape{Levels: []string{"su", "rack"}, FanOut: []int{2, 2, 6}, GPUsPerHost: 4, Model: "H100"})
 	require.NoError(t, err)
@@ -63,22 +65,30 @@ func TestWholeIdleHosts(t *testing.T) {
 	apply(Delta{Ops: []Op{SetHostHealth(10, Draining)}})
 	err = s.Apply(Delta{Ops: []Op{AddJob(4, job, whole(10)...)}})
 	require.ErrorIs(t, err, ErrStale)
-	// A pod with CPU takes the general path, and so does a host touched
-	// before in the same Delta: emptied, then taken whole again.
+	// A gang whose last pod's host is busy: refused before any write.
+	before, err := s.MarshalBinary()
+	require.NoError(t, err)
+	err = s.Apply(Delta{Ops: []Op{AddJob(4, job, whole(16, 17, 18, 19, 20, 5)...)}})
+	require.ErrorIs(t, err, ErrStale)
+	after, err := s.MarshalBinary()
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+	idle(true, 16, 17, 18, 19, 20)
+
+	// A pod with CPU takes the general path; so do Deltas of several
+	// operations: emptied, then taken whole again; taken whole and emptied.
 	apply(Delta{Ops: []Op{AddJob(4, job, Pod{Host: 11, GPUs: 0b1111, CPUMilli: 1})}})
 	apply(Delta{Ops: []Op{RemoveJob(4), AddJob(5, job, whole(11, 12, 13, 14, 15)...)}})
 	idle(false, 11, 12, 13, 14, 15)
-
-	// Taken whole and emptied again in one Delta: idle at the end.
 	apply(Delta{Ops: []Op{AddJob(6, job, whole(16, 17, 18, 19, 20)...), RemoveJob(6)}})
 	idle(true, 16, 17, 18, 19, 20)
 
-	// Rolled back after the whole pods' commits were deferred: nothing changed.
-	before, err := s.MarshalBinary()
+	// Rolled back: nothing changed.
+	before, err = s.MarshalBinary()
 	require.NoError(t, err)
 	err = s.Apply(Delta{Ops: []Op{AddJob(7, job, whole(16, 17, 18, 19)...), RemoveJob(99)}})
 	require.ErrorIs(t, err, ErrStale)
-	after, err := s.MarshalBinary()
+	after, err = s.MarshalBinary()
 	require.NoError(t, err)
 	require.Equal(t, before, after)
 	require.NoError(t, s.Check())
