@@ -4,15 +4,17 @@ import "github.com/blinksched/blink/topology"
 
 // onePath is placeOne's last descent for one pod of one shape, kept so
 // that the next such pod need not descend again: BestFit's choice at a
-// level is the child with the smallest key (capacity, free GPUs; for a
-// host, free GPUs), then the lowest index, and a child's key changes only
-// when a host below it is touched (topology's touch log). So the path found
-// at touch seq stays the descent's answer as long as no node on it got a
-// worse key (a pod placed on the path only makes its keys smaller) and no
-// touched sibling of a node now beats it; where one does, the descent
-// starts again from that level. Used only when capacities are exact and
-// the keys are the aggregates' (pathOK); tests compare it with descending
-// every time (SetNoOnePath).
+// level is the child with the smallest key (a domain's capacity, then its
+// free GPUs; a host's free GPUs, then its capacity), then the lowest index,
+// and a child's key changes only when a host below it is touched
+// (topology's touch log). So the path found at touch seq stays the
+// descent's answer as long as no node on it got a worse key (a pod placed
+// on the path only makes its keys smaller) and no touched sibling of a node
+// now beats it; where one does, the descent starts again from that level.
+// Used only where bestChild's choice is the smallest key read from the
+// aggregates (pathOK): whole GPUs with exact capacities, or plain fractions
+// by the scans' own bounds. Tests compare it with descending every time
+// (SetNoOnePath).
 type onePath struct {
 	s     *topology.State
 	seq   uint64 // the State's TouchSeq when the keys were read
