@@ -78,7 +78,10 @@ func (v *Solver) descendOne() (int32, bool) {
 		}
 	}
 	if p != nil {
-		p.s, p.seq, p.valid = v.s, v.s.TouchSeq(), true
+		p.s, p.seq, p.valid, p.rx = v.s, v.s.TouchSeq(), true, v.rx
+		if v.rx != nil {
+			p.rxGen = v.rx.gen
+		}
 	}
 	return i, true
 }

@@ -17,7 +17,9 @@ import "github.com/blinksched/blink/topology"
 // (SetNoOnePath).
 type onePath struct {
 	s     *topology.State
-	seq   uint64 // the State's TouchSeq when the keys were read
+	seq   uint64       // the State's TouchSeq when the keys were read
+	rx    *Restriction // the closed hosts the keys leave out (nil: none)
+	rxGen uint64       // and their generation then
 	valid bool
 	node  []int32           // [l]: the child chosen at level l, 1…hl (at hl a host)
 	key   []uint64          // [l]: its key then (pathKey)
@@ -33,32 +35,37 @@ type onePath struct {
 const pathTouches = 16
 
 // pathOK reports whether placeOne's descent for the current set may use
-// and keep a onePath: one pod, BestFit, no restriction, eligibility,
-// nominations, profile or model limit, and either whole GPUs with exact
-// capacities or a plain fraction (plainFrac), so that bestChild's choice at
-// every level is the smallest pathKey.
+// and keep a onePath: one pod, BestFit, no eligibility other than a
+// Restriction's, no nominations, profile or model limit, and either whole
+// GPUs with exact capacities or a plain fraction (plainFrac), so that
+// bestChild's choice at every level is the smallest pathKey.
 func (v *Solver) pathOK() bool {
 	set, r := v.set, v.r
 	whole := v.exact && set.GPUs > 0 && set.Milli == 0
-	frac := v.plainFrac() && r.Eligible == nil && !r.Exclusive && len(v.ov) == 0
-	return !v.noPath && (whole || frac) && v.rx == nil && v.anyModel && r.Policy == BestFit &&
+	frac := v.plainFrac() && (r.Eligible == nil || v.rx != nil) && !r.Exclusive && len(v.ov) == 0
+	return !v.noPath && (whole || frac) && v.anyModel && r.Policy == BestFit &&
 		v.extra.Empty() && len(v.rel) == 0 && !v.usesProfile(1)
 }
 
 // pathFor returns the onePath of the current set's shape, sized for the
-// tree: by GPU count, fractions after them by milli.
+// tree: by GPU count, fractions after them by milli; restricted requests
+// keep theirs apart.
 func (v *Solver) pathFor() *onePath {
 	g := int(v.set.GPUs)
 	if v.set.Milli > 0 {
 		g = topology.MaxHostGPUs + int(v.set.Milli)
 	}
-	for len(v.paths) <= g {
-		v.paths = append(v.paths, nil)
+	all := &v.paths
+	if v.rx != nil {
+		all = &v.pathsRx
 	}
-	p := v.paths[g]
+	for len(*all) <= g {
+		*all = append(*all, nil)
+	}
+	p := (*all)[g]
 	if p == nil {
 		p = &onePath{}
-		v.paths[g] = p
+		(*all)[g] = p
 	}
 	if n := int(v.hl) + 1; len(p.node) != n {
 		*p = onePath{node: make([]int32, n), key: make([]uint64, n), lo: make([]topology.HostID, n), hi: make([]topology.HostID, n)}
@@ -69,7 +76,8 @@ func (v *Solver) pathFor() *onePath {
 // pathKey is BestFit's key of node i at level l for one pod of the current
 // set, as bestChild's scans order children: a domain's capacity (for a
 // fraction, the aggregates' bound) then its free GPUs, a host's free GPUs
-// then its capacity; noKey if it holds no pod.
+// then its capacity; noKey if it holds no pod. A restricted request's are
+// the open hosts' figures.
 func (v *Solver) pathKey(l topology.Level, i int32) uint64 {
 	if l == v.hl {
 		h := topology.HostID(i)
@@ -78,10 +86,13 @@ func (v *Solver) pathKey(l topology.Level, i int32) uint64 {
 		if v.set.Milli > 0 {
 			cp = v.fracHostCap(h, int64(f))
 		}
-		if cp < 1 {
+		if cp < 1 || v.rx != nil && v.rx.closed(h) {
 			return noKey
 		}
 		return uint64(f)<<32 | uint64(cp)
+	}
+	if v.rx != nil {
+		return v.domainKeyRx(topology.DomainID(i))
 	}
 	hist, nm, nb := v.s.HistogramData()
 	free := int64(v.s.DomainFreeData()[i])
@@ -103,13 +114,22 @@ func (v *Solver) pathKey(l topology.Level, i int32) uint64 {
 	return fitKey(cp, free, 1)
 }
 
+// domainKeyRx is pathKey of domain d for a restricted request.
+func (v *Solver) domainKeyRx(d topology.DomainID) uint64 {
+	if v.set.Milli > 0 {
+		return fitKey(v.fracBound(d), v.domFree(d), 1)
+	}
+	return fitKey(v.histCap(d), v.domFree(d), 1)
+}
+
 // pathFrom returns the first level whose choice p no longer knows (1:
 // descend from the root; hl+1: p's host is the answer), bringing p's keys
 // up to date above it. Only nodes with a touched host below them can have
 // changed: the others keep their keys.
 func (v *Solver) pathFrom(p *onePath) topology.Level {
 	s := v.s
-	if !p.valid || p.s != s || s.TouchesLost(p.seq) || s.TouchSeq()-p.seq > pathTouches {
+	if !p.valid || p.s != s || s.TouchesLost(p.seq) || s.TouchSeq()-p.seq > pathTouches ||
+		p.rx != v.rx || v.rx != nil && p.rxGen != v.rx.gen {
 		return 1
 	}
 	v.pathHosts, _ = s.TouchedHosts(p.seq, v.pathHosts[:0])

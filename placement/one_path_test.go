@@ -18,7 +18,9 @@ import (
 // model or exclusivity (which descend afresh), interleaved with what moves
 // the keys both ways: fitting plans applied, jobs removed, gangs of whole
 // hosts added (more touches than the path looks through), GPUs failed and
-// recovered, hosts drained, nominations made and cancelled.
+// recovered, hosts drained, nominations made and cancelled; a third of the
+// requests restricted by a Restriction whose closed hosts change now and
+// then (an engine's spares).
 func TestOnePathSameAnswer(t *testing.T) {
 	seed := testkit.Seed(t, 1)
 	rng := rand.New(rand.NewPCG(seed, 0x70617468))
@@ -39,7 +41,12 @@ func TestOnePathSameAnswer(t *testing.T) {
 		var fast, slow placement.Solver
 		slow.SetNoOnePath(true)
 		var pf, ps placement.Plan
-		o := pathRun{t: t, rng: rng, s: s}
+		o := pathRun{t: t, rng: rng, s: s, rx: placement.NewRestriction(tree)}
+		for h := range topology.HostID(tree.NumHosts()) {
+			if rng.IntN(3) == 0 {
+				require.NoError(t, o.rx.Close(h))
+			}
+		}
 		for step := range 300 {
 			if o.perturb() {
 				continue
@@ -74,6 +81,7 @@ type pathRun struct {
 	placed []topology.JobID
 	gang   topology.JobID
 	nom    bool
+	rx     *placement.Restriction // closes random hosts to a third of the requests
 }
 
 // request draws a one-pod request: mostly whole GPUs or a fraction, at
@@ -85,6 +93,9 @@ func (o *pathRun) request(id topology.JobID) *placement.Request {
 		set.GPUs, set.Milli = 1, pick[int32](rng, 250, 500, 750, int32(1+rng.IntN(999)))
 	}
 	r := &placement.Request{Job: id, Priority: 5, Sets: []placement.PodSet{set}}
+	if rng.IntN(3) == 0 {
+		r.Restriction, r.Eligible = o.rx, o.rx.Eligible()
+	}
 	switch rng.IntN(20) {
 	case 0:
 		r.Sets[0].CPUMilli = 1000
@@ -126,6 +137,14 @@ func (o *pathRun) perturb() bool {
 	case x == 7 && o.nom:
 		d.Ops = append(d.Ops, topology.CancelNomination(900))
 		o.nom = false
+	case x == 8 || x == 9:
+		h := topology.HostID(rng.IntN(tree.NumHosts()))
+		if o.rx.Closed(h) {
+			require.NoError(o.t, o.rx.Open(h))
+		} else {
+			require.NoError(o.t, o.rx.Close(h))
+		}
+		return true
 	default:
 		return false
 	}

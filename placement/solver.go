@@ -118,6 +118,7 @@ type Solver struct {
 	noOne     bool              // tests only: no placeOne (one.go), the rest as usual
 	noPath    bool              // tests only: placeOne descends every time (one_path.go)
 	paths     []*onePath        // placeOne's last descents, by GPUs per pod (one_path.go)
+	pathsRx   []*onePath        // the same for restricted requests
 	pathHosts []topology.HostID // pathFrom's scratch: hosts touched since
 	pathLeave []topology.Level  // and the level where each leaves the path
 	noGang    bool              // tests only: no gang bounds (gang_host.go), no Spread stop (spreadTops)
