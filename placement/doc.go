@@ -97,7 +97,11 @@
 // below the root) takes the descent straight — the best child at every
 // level, then the host's GPUs — without the set-up gangs need; whenever a
 // level's choice cannot hold the pod (an upper bound overstated it), the
-// general path decides, so the answer is the same.
+// general path decides, so the answer is the same. Under BestFit with the
+// aggregates' keys, the Solver keeps each pod shape's last descent and the
+// touch count then: the next request of that shape reads the hosts touched
+// since, and descends again only from the first level where a node on the
+// path got worse or a touched sibling beats it (the same answer).
 //
 // # With a workload profile
 //
