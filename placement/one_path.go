@@ -47,26 +47,14 @@ func (v *Solver) pathOK() bool {
 		v.extra.Empty() && len(v.rel) == 0 && !v.usesProfile(1)
 }
 
-// pathFor returns the onePath of the current set's shape, sized for the
-// tree: by GPU count, fractions after them by milli; restricted requests
-// keep theirs apart.
+// pathFor returns the onePath of the current set's shape (shapeIndex),
+// sized for the tree; restricted requests keep theirs apart.
 func (v *Solver) pathFor() *onePath {
-	g := int(v.set.GPUs)
-	if v.set.Milli > 0 {
-		g = topology.MaxHostGPUs + int(v.set.Milli)
-	}
 	all := &v.paths
 	if v.rx != nil {
 		all = &v.pathsRx
 	}
-	for len(*all) <= g {
-		*all = append(*all, nil)
-	}
-	p := (*all)[g]
-	if p == nil {
-		p = &onePath{}
-		(*all)[g] = p
-	}
+	p := shapeSlot(all, v.shapeIndex())
 	if n := int(v.hl) + 1; len(p.node) != n {
 		*p = onePath{node: make([]int32, n), key: make([]uint64, n), lo: make([]topology.HostID, n), hi: make([]topology.HostID, n)}
 	}

@@ -52,22 +52,12 @@ func (a wideKey) less(b wideKey) bool {
 
 // wideBest returns the root's best child for one pod of the current set.
 func (v *Solver) wideBest() (int32, bool) {
-	idx, g, milli := int(v.set.GPUs), v.set.GPUs, v.set.Milli
-	if milli > 0 { // fractions after the GPU counts 0…MaxHostGPUs
-		idx = topology.MaxHostGPUs + int(milli)
-	}
 	all := &v.wide
 	if v.rx != nil {
 		all = &v.wideRx
 	}
-	for len(*all) <= idx {
-		*all = append(*all, nil)
-	}
-	w := (*all)[idx]
-	if w == nil {
-		w = &wideMin{g: g, milli: milli}
-		(*all)[idx] = w
-	}
+	w := shapeSlot(all, v.shapeIndex())
+	w.g, w.milli = v.set.GPUs, v.set.Milli // the same for every set of this index
 	w.sync(v)
 	k := w.node[1]
 	return v.chose(k.idx, k.cap)
@@ -167,4 +157,24 @@ func minKey(a, b wideKey) wideKey {
 		return b
 	}
 	return a
+}
+
+// shapeIndex numbers the current set's pod shape for the per-shape caches:
+// its GPU count, fractions after the counts 0…MaxHostGPUs by milli.
+func (v *Solver) shapeIndex() int {
+	if v.set.Milli > 0 {
+		return topology.MaxHostGPUs + int(v.set.Milli)
+	}
+	return int(v.set.GPUs)
+}
+
+// shapeSlot returns (*all)[i], made on first use.
+func shapeSlot[T any](all *[]*T, i int) *T {
+	for len(*all) <= i {
+		*all = append(*all, nil)
+	}
+	if (*all)[i] == nil {
+		(*all)[i] = new(T)
+	}
+	return (*all)[i]
 }
