@@ -180,7 +180,7 @@ func (e *Engine) orderCands(cands []resCand) []resCand {
 	}
 	slices.SortStableFunc(out[mid:], byReady)
 	for _, c := range cands {
-		if c.ready == topology.NoEnd {
+		if c.ready == topology.NoEnd && c.ready != e.now {
 			out = append(out, c)
 		}
 	}
