@@ -153,15 +153,6 @@ func (e *Engine) hostCands(j *job, d topology.DomainID, g int32) []resCand {
 // victim's deadline or never: the first and the last keep their order in a
 // stable partition, and only the deadlines, a victim's hosts, are sorted.
 func (e *Engine) orderCands(cands []resCand) []resCand {
-	byReady := func(a, b resCand) int {
-		if a.ready != b.ready {
-			if a.ready < b.ready {
-				return -1
-			}
-			return 1
-		}
-		return int(a.h - b.h)
-	}
 	if e.endsKnown() {
 		slices.SortStableFunc(cands, byReady)
 		return cands
@@ -186,6 +177,17 @@ func (e *Engine) orderCands(cands []resCand) []resCand {
 	}
 	e.cands, e.cands2 = out, cands // the next hostCands writes into the other buffer
 	return out
+}
+
+// byReady orders candidates by ready time, then host.
+func byReady(a, b resCand) int {
+	if a.ready != b.ready {
+		if a.ready < b.ready {
+			return -1
+		}
+		return 1
+	}
+	return int(a.h - b.h)
 }
 
 // endsKnown reports whether some job may have an expected end other than

@@ -41,15 +41,7 @@ func TestOrderCandsIsStableSort(t *testing.T) {
 			}
 		}
 		want := slices.Clone(cands)
-		slices.SortStableFunc(want, func(a, b resCand) int {
-			if a.ready != b.ready {
-				if a.ready < b.ready {
-					return -1
-				}
-				return 1
-			}
-			return int(a.h - b.h)
-		})
+		slices.SortStableFunc(want, byReady)
 		got := e.orderCands(slices.Clone(cands))
 		require.Equal(t, want, got, "instance %d (seed %d), now %d", i, seed, e.now)
 	}
