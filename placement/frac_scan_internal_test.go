@@ -15,7 +15,8 @@ import (
 // for more pods beside their own —, hosts and GPUs
 // failing, nominations, Clones, snapshot round trips), for pod sizes that are
 // and are not multiples of the partial buckets' width, with and without a
-// Restriction.
+// Restriction; and fracHostCap, bestHostFrac's count as the last descent
+// reads it, with hostCap on every open host.
 func TestFracScan(t *testing.T) {
 	seed := testkit.Seed(t, 5)
 	rng := rand.New(rand.NewPCG(seed, 3))
@@ -75,6 +76,12 @@ func TestFracScan(t *testing.T) {
 			v.setCurrent(0)
 			if !v.plainFrac() {
 				continue // a nomination this request may take
+			}
+			for h := range topology.HostID(tr.NumHosts()) { // the last descent's host key (one_path.go)
+				if v.rx == nil || !v.rx.closed(h) {
+					require.Equal(t, v.hostCap(h), v.fracHostCap(h, int64(s.HostFree(h))),
+						"step %d milli %d host %s", step, m, tr.HostName(h))
+				}
 			}
 			for l := topology.Level(1); l < tr.HostLevel(); l++ {
 				lo, hi := tr.LevelDomains(l)

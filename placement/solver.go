@@ -86,43 +86,45 @@ type Solver struct {
 	rx          *Restriction  // the request's, synced with the State
 	scope       topology.DomainID
 
-	rel       []hostOv          // overlays of the hosts of the jobs gone (PlaceWithout), sorted by host
-	relGot    []relGot          // the general build's scratch: what rel's hosts got back, same index
-	relMilli  []gpuMilli        // rel's milli per GPU, same index, written by the general build only (newRel)
-	relSum    []int64           // prefix sums of rel's gains in whole GPUs
-	relSumM   []int64           // prefix sums of rel's gains in milli, or empty when none gained any (wholeEntries)
-	relOrder  []int64           // released hosts: bitmap words with per-word counts, or empty (release_index.go)
-	relIdx    []int32           // per host: index into rel while building it
-	relAcc    []uint64          // per host: the GPUs its pods gave back, while building rel (buildWhole)
-	relFull   []uint64          // bitmap of hosts a pod gave back whole, their relAcc not written (wholeAdd)
-	relBad    int               // the first pod given that is not podOK, or -1 (releasePods)
-	relRes    [][2]int32        // per host: the CPU and memory they gave back, when relUseRes
-	relUseRes bool              // buildWhole sums CPU and memory: a pod set asks for them (resSets)
-	gone      []topology.JobID  // sorted
-	relPods   []topology.Pod    // scratch: the gone jobs' pods (empty once gatherWhole built the entries)
-	relStarts []int32           // gatherRel's and gatherWhole's scratch: where each job's pods start
-	relJobs   []topology.JobID  // scratch
-	relRest   []topology.JobID  // wholeSingles' scratch: the jobs whose pods are read
-	hostCaps  []int64           // fillHosts' scratch: capacities of a rack's hosts
-	relAll    bool              // released hosts share every GPU: no failed GPU, unhealthy host or nomination
-	relCapG   int32             // GPUs per pod relCapSum is for (0: none)
-	relCapSum []int64           // prefix sums of released hosts' gains for plain sets (release_fill.go)
-	relKeys   [][2]uint8        // per rel entry, when wholeEntries built them: its whole-free count (0 if a job that stays holds it exclusively) and its free count (relCapsQuick)
-	rackStamp []uint32          // per domain: the epoch in which a host of it took pods (release_fill.go)
-	fracs     bool              // a pod set of the request asks for a GPU fraction (fracSets; set by release and buildRel, read with rel)
-	relDirty  bool              // relMilli's slots may be nonzero (a build for fractional pods): newRel must not reuse them as they are
-	ovTaken   bool              // since the last reset, an overlay was made or handed out (ovFor), or a rack stamped (reset)
-	relKept   bool              // v.ov[:len(v.rel)] (its backing array) holds this release's overlays, maybe taken from (installRel)
-	relPlaced bool              // wholeEntries wrote the overlays to v.ov's backing array too: the first install writes only their indexes
-	legacy    bool              // tests only: the general paths, without plainCap and the shortcuts that skip work
-	noOne     bool              // tests only: no placeOne (one.go), the rest as usual
-	noPath    bool              // tests only: placeOne descends every time (one_path.go)
-	paths     []*onePath        // placeOne's last descents, by GPUs per pod (one_path.go)
+	// placeOne's last descents (one_path.go)
+	paths     []*onePath        // by pod shape (shapeIndex)
 	pathsRx   []*onePath        // the same for restricted requests
 	pathHosts []topology.HostID // pathFrom's scratch: hosts touched since
 	pathLeave []topology.Level  // and the level where each leaves the path
-	noGang    bool              // tests only: no gang bounds (gang_host.go), no Spread stop (spreadTops)
-	anyOne    bool              // candidates stop at the first (gangSetsReason)
+	noPath    bool              // tests only: placeOne descends every time
+
+	rel       []hostOv         // overlays of the hosts of the jobs gone (PlaceWithout), sorted by host
+	relGot    []relGot         // the general build's scratch: what rel's hosts got back, same index
+	relMilli  []gpuMilli       // rel's milli per GPU, same index, written by the general build only (newRel)
+	relSum    []int64          // prefix sums of rel's gains in whole GPUs
+	relSumM   []int64          // prefix sums of rel's gains in milli, or empty when none gained any (wholeEntries)
+	relOrder  []int64          // released hosts: bitmap words with per-word counts, or empty (release_index.go)
+	relIdx    []int32          // per host: index into rel while building it
+	relAcc    []uint64         // per host: the GPUs its pods gave back, while building rel (buildWhole)
+	relFull   []uint64         // bitmap of hosts a pod gave back whole, their relAcc not written (wholeAdd)
+	relBad    int              // the first pod given that is not podOK, or -1 (releasePods)
+	relRes    [][2]int32       // per host: the CPU and memory they gave back, when relUseRes
+	relUseRes bool             // buildWhole sums CPU and memory: a pod set asks for them (resSets)
+	gone      []topology.JobID // sorted
+	relPods   []topology.Pod   // scratch: the gone jobs' pods (empty once gatherWhole built the entries)
+	relStarts []int32          // gatherRel's and gatherWhole's scratch: where each job's pods start
+	relJobs   []topology.JobID // scratch
+	relRest   []topology.JobID // wholeSingles' scratch: the jobs whose pods are read
+	hostCaps  []int64          // fillHosts' scratch: capacities of a rack's hosts
+	relAll    bool             // released hosts share every GPU: no failed GPU, unhealthy host or nomination
+	relCapG   int32            // GPUs per pod relCapSum is for (0: none)
+	relCapSum []int64          // prefix sums of released hosts' gains for plain sets (release_fill.go)
+	relKeys   [][2]uint8       // per rel entry, when wholeEntries built them: its whole-free count (0 if a job that stays holds it exclusively) and its free count (relCapsQuick)
+	rackStamp []uint32         // per domain: the epoch in which a host of it took pods (release_fill.go)
+	fracs     bool             // a pod set of the request asks for a GPU fraction (fracSets; set by release and buildRel, read with rel)
+	relDirty  bool             // relMilli's slots may be nonzero (a build for fractional pods): newRel must not reuse them as they are
+	ovTaken   bool             // since the last reset, an overlay was made or handed out (ovFor), or a rack stamped (reset)
+	relKept   bool             // v.ov[:len(v.rel)] (its backing array) holds this release's overlays, maybe taken from (installRel)
+	relPlaced bool             // wholeEntries wrote the overlays to v.ov's backing array too: the first install writes only their indexes
+	legacy    bool             // tests only: the general paths, without plainCap and the shortcuts that skip work
+	noOne     bool             // tests only: no placeOne (one.go), the rest as usual
+	noGang    bool             // tests only: no gang bounds (gang_host.go), no Spread stop (spreadTops)
+	anyOne    bool             // candidates stop at the first (gangSetsReason)
 	reason    Reason
 
 	maxByModel []int        // per model, its largest host's GPUs (-1: none)
