@@ -119,6 +119,19 @@ func (v *Solver) assign(h topology.HostID, n int64) {
 	}
 }
 
+// assignOneFrac is assign of one fractional pod on host h, for placeOne:
+// the GPU assign would take (bestShare over the milli baseMilli counts),
+// without making h an overlay entry, which nothing reads after placeOne's
+// only pod. Not for a GPU the profile or the exhaustive search chose.
+func (v *Solver) assignOneFrac(h topology.HostID) {
+	var ms gpuMilli
+	v.baseMilli(h, v.baseMask(h), &ms)
+	set := v.set
+	i := bestShare(&ms, v.t.HostGPUCount(h), uint16(set.Milli))
+	v.out[v.pos] = topology.Pod{Host: h, GPUs: 1 << uint(i), Milli: set.Milli, CPUMilli: set.CPUMilli, MemoryMiB: set.MemoryMiB}
+	v.pos++
+}
+
 // track makes the overlay account for every pod of the current set placed so
 // far, so that nodes may be filled again after a shortfall (upper bounds
 // overstated a node; what it could not hold goes to nodes that already took

@@ -32,25 +32,31 @@ func (v *Solver) placeOne(plan *Plan) bool {
 	}
 	v.setCurrent(0)
 	v.last, v.pos, v.start = true, 0, 0
-	i, ok := v.descendOne()
+	i, known, ok := v.descendOne()
 	if !ok {
 		return false
 	}
 	h := topology.HostID(i)
-	if v.capOf(v.hl, i) < 1 {
+	if !known && v.capOf(v.hl, i) < 1 {
 		return false
 	}
 	v.sizeOut(plan)
 	v.touchRack(h)
-	v.assign(h, 1)
+	if v.set.Milli > 0 && len(v.forced) == 0 && v.profAt != h {
+		v.assignOneFrac(h)
+	} else {
+		v.assign(h, 1)
+	}
 	v.writePlan(plan, 0)
 	return true
 }
 
 // descendOne is placeOne's descent: bestChild at every level from the root
 // down to a host, from the level where the last descent for this pod shape
-// stops being the answer (one_path.go) when it may use one.
-func (v *Solver) descendOne() (int32, bool) {
+// stops being the answer (one_path.go) when it may use one. known reports
+// that the host's capacity is at least one pod: the path's key for it, up
+// to date, says so (pathKey counts a host's capacity exactly).
+func (v *Solver) descendOne() (_ int32, known, ok bool) {
 	var p *onePath
 	from := topology.Level(1)
 	if v.pathOK() {
@@ -70,7 +76,7 @@ func (v *Solver) descendOne() (int32, bool) {
 			if p != nil {
 				p.valid = false
 			}
-			return -1, false
+			return -1, false, false
 		}
 		i = c
 		if p != nil {
@@ -82,6 +88,7 @@ func (v *Solver) descendOne() (int32, bool) {
 		if v.rx != nil {
 			p.rxGen = v.rx.gen
 		}
+		return i, p.key[v.hl] != noKey, true
 	}
-	return i, true
+	return i, false, true
 }
