@@ -157,6 +157,9 @@ func (v *Solver) scratch() []cand {
 // skip.
 func (v *Solver) children(cl topology.Level, d topology.DomainID, skip int32, buf []cand) []cand {
 	lo, hi := v.childRange(d, cl)
+	if cl == v.hl && v.exact {
+		return v.exactHosts(lo, hi, skip, buf)
+	}
 	for c := lo; c < hi; c++ {
 		if c == skip {
 			continue
@@ -164,6 +167,23 @@ func (v *Solver) children(cl topology.Level, d topology.DomainID, skip int32, bu
 		if cp := v.capOf(cl, c); cp > 0 {
 			buf = append(buf, cand{idx: c, cap: cp, free: v.freeOf(cl, c), host: cl == v.hl})
 		}
+	}
+	return buf
+}
+
+// exactHosts is children over hosts [lo, hi) when capacities are exact:
+// one pass over a byte per host. A host's capacity is then hostCap's, from
+// its free count, and its free GPUs (freeOf: no overlay, no nominated GPUs
+// in play) that count.
+func (v *Solver) exactHosts(lo, hi, skip int32, buf []cand) []cand {
+	for i, k := range v.s.HostFreeCounts()[lo:hi] {
+		h := lo + int32(i)
+		cp := v.perK[k]
+		if cp == 0 || h == skip || !v.modelOK[v.t.HostModel(topology.HostID(h))] ||
+			v.rx != nil && v.rx.closed(topology.HostID(h)) {
+			continue
+		}
+		buf = append(buf, cand{idx: h, cap: cp, free: int64(k), host: true})
 	}
 	return buf
 }
