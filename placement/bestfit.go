@@ -80,9 +80,11 @@ func (v *Solver) bestDomainWhole(hist, free []int32, nb, lo, hi int32, need int6
 	g := nb - 1
 	stop, sk := v.stopKey(need, need*int64(g)) // capacity need, free GPUs just the pods'
 	best, bestK := int32(-1), noKey
-	for c := lo; c < hi; c++ {
-		if k := fitKey(int64(hist[c*nb+g]), int64(free[c]), need); k < bestK {
-			best, bestK = c, k
+	whole := hist[int(lo)*int(nb)+int(g):] // whole[j·nb]: the j-th domain's wholly free hosts
+	for j, f := range free[lo:hi] {
+		k := fitKey(int64(whole[j*int(nb)]), int64(f), need)
+		if k < bestK {
+			best, bestK = lo+int32(j), k
 		}
 		if stop && bestK <= sk {
 			break
