@@ -171,7 +171,14 @@ const inf = math.MaxInt64 / 4
 // plan's buffers). It returns false and a Reason when the gang cannot fit
 // now, and an error (wrapping ErrInvalid) only for a malformed request.
 func (v *Solver) Place(s *topology.State, r *Request, plan *Plan) (bool, Reason, error) {
-	return v.PlaceWithout(s, r, 0, nil, plan)
+	if err := r.Validate(s.Tree()); err != nil {
+		return false, Reason{}, err
+	}
+	// PlaceWithout with no job gone, anywhere: begin leaves no overlay, no
+	// scope and no release, as release(nil) and placeReleased's reset would.
+	v.begin(s, r)
+	v.relSum, v.relOrder = v.relSum[:0], v.relOrder[:0]
+	return v.placeReset(plan)
 }
 
 // PlaceWithout is Place inside domain scope (the root: anywhere; a domain at
@@ -230,6 +237,11 @@ func (v *Solver) checkWithout(s *topology.State, r *Request, scope topology.Doma
 // placeReleased places the request around the overlays release built.
 func (v *Solver) placeReleased(plan *Plan) (bool, Reason, error) {
 	v.reset()
+	return v.placeReset(plan)
+}
+
+// placeReset is placeReleased once the overlays are reset.
+func (v *Solver) placeReset(plan *Plan) (bool, Reason, error) {
 	if v.placeOne(plan) {
 		return true, Reason{}, nil
 	}
