@@ -67,19 +67,12 @@ func (v *Solver) rejectFast() bool {
 }
 
 // largestHost is the GPU count of the largest host of an acceptable model
-// (-1 if none), from the root histograms.
+// (-1 if none), whatever its GPUs' state (Prepare found each model's).
 func (v *Solver) largestHost() int {
 	best := -1
 	for m, ok := range v.modelOK {
-		if !ok {
-			continue
-		}
-		h := v.s.Histogram(0, m)
-		for k := len(h) - 1; k >= 0; k-- {
-			if h[k] > 0 || k == 0 {
-				best = max(best, v.modelMax(m))
-				break
-			}
+		if ok {
+			best = max(best, v.modelMax(m))
 		}
 	}
 	return best
