@@ -68,10 +68,10 @@ type Admitted struct {
 // they are nominated (AppendAdmitted).
 func (a *Admitted) Collect(s *State, id JobID, info *Job) {
 	a.hosts, a.sum, a.next, a.misses, a.at = a.hosts[:0], a.sum[:0], 0, 0, a.at[:0]
-	if s.NumNominations() == 0 {
-		return
-	}
 	a.hosts = s.AppendAdmitted(a.hosts, id, info)
+	if len(a.hosts) == 0 {
+		return // the common case: no nomination admits the job (GPUs reads no sums then)
+	}
 	a.sum = append(a.sum, 0)
 	for _, e := range a.hosts {
 		a.sum = append(a.sum, a.sum[len(a.sum)-1]+int64(bits.OnesCount64(e.Mask)))
