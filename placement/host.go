@@ -120,15 +120,31 @@ func (v *Solver) assign(h topology.HostID, n int64) {
 }
 
 // assignOneFrac is assign of one fractional pod on host h, for placeOne:
-// the GPU assign would take (bestShare over the milli baseMilli counts),
-// without making h an overlay entry, which nothing reads after placeOne's
-// only pod. Not for a GPU the profile or the exhaustive search chose.
+// the GPU assign would take — bestShare's tightest fit over the free milli
+// baseMilli counts, here read GPU by GPU — without making h an overlay
+// entry, which nothing reads after placeOne's only pod. Not for a GPU the
+// profile or the exhaustive search chose.
 func (v *Solver) assignOneFrac(h topology.HostID) {
-	var ms gpuMilli
-	v.baseMilli(h, v.baseMask(h), &ms)
 	set := v.set
-	i := bestShare(&ms, v.t.HostGPUCount(h), uint16(set.Milli))
-	v.out[v.pos] = topology.Pod{Host: h, GPUs: 1 << uint(i), Milli: set.Milli, CPUMilli: set.CPUMilli, MemoryMiB: set.MemoryMiB}
+	m := uint16(set.Milli)
+	lo, _ := v.t.HostGPUs(h)
+	whole := v.baseMask(h)
+	best, bestMilli := -1, uint16(topology.FullGPU+1)
+	for u := v.shareMask(h); u != 0; u &= u - 1 { // ascending, as bestShare: ties go to the lowest
+		i := bits.TrailingZeros64(u)
+		f := uint16(v.s.GPUMilli(lo + topology.GPUID(i)))
+		if whole&(1<<uint(i)) == 0 && f == topology.FullGPU {
+			f = 0 // a whole GPU that is not free cannot be shared either
+		}
+		if f >= m && f < bestMilli {
+			best, bestMilli = i, f
+		}
+	}
+	gpus := uint64(0) // none fits (the capacity said one does): no GPU, as assign's shift of -1
+	if best >= 0 {
+		gpus = 1 << uint(best)
+	}
+	v.out[v.pos] = topology.Pod{Host: h, GPUs: gpus, Milli: set.Milli, CPUMilli: set.CPUMilli, MemoryMiB: set.MemoryMiB}
 	v.pos++
 }
 
