@@ -25,10 +25,11 @@ type wholeIndex struct {
 	rx     *Restriction // the closed hosts left out (nil: none)
 	rxGen  uint64       // its gen when last synced
 	level  topology.Level
-	lo     int32      // the level's first domain
-	count  []int32    // per domain of the level: its bucket
-	bucket [][]uint64 // per count of wholly free hosts: bit d-lo set for domain d
-	size   []int32    // domains per bucket
+	lo     int32    // the level's first domain
+	count  []int32  // per domain of the level: its bucket
+	words  int      // words of a bucket's bitmap
+	bits   []uint64 // bucket k (a count of wholly free hosts): bits[k·words:], bit d-lo set for domain d
+	size   []int32  // domains per bucket; as many buckets as the largest count met so far needs
 	hosts  []topology.HostID
 }
 
@@ -68,9 +69,9 @@ func (v *Solver) wholeBest(lo, hi int32, need int64) (int32, bool) {
 		closed = v.rx.dfree
 	}
 	_, _, nb := v.s.HistogramData()
-	for k := max(need, 1); k < int64(len(w.bucket)); k++ {
+	for k := max(need, 1); k < int64(len(w.size)); k++ {
 		if w.size[k] > 0 {
-			if best := w.least(w.bucket[k], lo, hi, free, closed, int32(k)*int32(nb-1)); best >= 0 {
+			if best := w.least(w.bucket(int(k)), lo, hi, free, closed, int32(k)*int32(nb-1)); best >= 0 {
 				return v.chose(best, k)
 			}
 		}
@@ -139,39 +140,44 @@ func (w *wholeIndex) sync(s *topology.State, rx *Restriction) {
 	w.rebuild(s)
 }
 
-// rebuild buckets every domain of the level afresh.
+// rebuild buckets every domain of the level afresh: one pass over the
+// level's wholly-free counts (buckets grow as counts need them).
 func (w *wholeIndex) rebuild(s *topology.State) {
 	t := s.Tree()
 	w.s, w.seq = s, s.TouchSeq()
 	lo, hi := t.LevelDomains(w.level)
 	w.lo = int32(lo)
 	n := int(hi - lo)
-	most := 0
-	for d := lo; d < hi; d++ {
-		h0, h1 := t.Hosts(d)
-		most = max(most, int(h1-h0))
-	}
-	words := (n + 63) / 64
-	for len(w.bucket) < most+1 {
-		w.bucket = append(w.bucket, nil)
-	}
-	w.bucket = w.bucket[:most+1]
-	for k := range w.bucket {
-		w.bucket[k] = slices.Grow(w.bucket[k][:0], words)[:words]
-		clear(w.bucket[k])
-	}
-	w.size = slices.Grow(w.size[:0], most+1)[:most+1]
-	clear(w.size)
+	w.words = (n + 63) / 64
+	w.bits, w.size = w.bits[:0], w.size[:0]
 	w.count = slices.Grow(w.count[:0], n)[:n]
 	hist, _, nb := s.HistogramData()
 	closed := w.closedHist()
+	j := int(lo)*nb + nb - 1 // the first domain's wholly free hosts
 	for i := range n {
-		c := wholly(hist, closed, (int(w.lo)+i)*nb+nb-1)
+		c := wholly(hist, closed, j)
+		j += nb
+		if int(c) >= len(w.size) {
+			w.grow(c)
+		}
 		w.count[i] = c
-		w.bucket[c][i>>6] |= 1 << (uint(i) & 63)
+		w.bits[int(c)*w.words+i>>6] |= 1 << (uint(i) & 63)
 		w.size[c]++
 	}
 }
+
+// grow adds empty buckets up to count c.
+func (w *wholeIndex) grow(c int32) {
+	for int(c) >= len(w.size) {
+		w.size = append(w.size, 0)
+		for range w.words {
+			w.bits = append(w.bits, 0)
+		}
+	}
+}
+
+// bucket is bucket k's bitmap.
+func (w *wholeIndex) bucket(k int) []uint64 { return w.bits[k*w.words : (k+1)*w.words] }
 
 // closedHist is the Restriction's histograms (the tree has one model), or
 // nil without one.
@@ -198,8 +204,11 @@ func (w *wholeIndex) set(d, c int32) {
 	if c == old {
 		return
 	}
-	w.bucket[old][i>>6] &^= 1 << (uint(i) & 63)
-	w.bucket[c][i>>6] |= 1 << (uint(i) & 63)
+	if int(c) >= len(w.size) {
+		w.grow(c)
+	}
+	w.bits[int(old)*w.words+int(i>>6)] &^= 1 << (uint(i) & 63)
+	w.bits[int(c)*w.words+int(i>>6)] |= 1 << (uint(i) & 63)
 	w.size[old]--
 	w.size[c]++
 	w.count[i] = c
