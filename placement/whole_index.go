@@ -20,17 +20,17 @@ import (
 // hosts' (the Restriction's sums subtracted), in an index of their own that
 // starts over when the closed set changes.
 type wholeIndex struct {
-	s      *topology.State
-	seq    uint64
-	rx     *Restriction // the closed hosts left out (nil: none)
-	rxGen  uint64       // its gen when last synced
-	level  topology.Level
-	lo     int32    // the level's first domain
-	count  []int32  // per domain of the level: its bucket
-	words  int      // words of a bucket's bitmap
-	bits   []uint64 // bucket k (a count of wholly free hosts): bits[k·words:], bit d-lo set for domain d
-	size   []int32  // domains per bucket; as many buckets as the largest count met so far needs
-	hosts  []topology.HostID
+	s     *topology.State
+	seq   uint64
+	rx    *Restriction // the closed hosts left out (nil: none)
+	rxGen uint64       // its gen when last synced
+	level topology.Level
+	lo    int32    // the level's first domain
+	count []int32  // per domain of the level: its bucket
+	words int      // words of a bucket's bitmap
+	bits  []uint64 // bucket k (a count of wholly free hosts): bits[k·words:], bit d-lo set for domain d
+	size  []int32  // domains per bucket; as many buckets as the largest count met so far needs
+	hosts []topology.HostID
 }
 
 // wholeIndexMin is the range of domains from which bestDomainWhole asks the
