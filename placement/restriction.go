@@ -45,7 +45,6 @@ type Restriction struct {
 	s   *topology.State // the State the sums describe; nil: none yet
 	seq uint64
 	gen uint64 // changes whenever a host is closed or opened, or the sums are counted afresh
-	buf []topology.HostID
 
 	// Hosts closed or opened since the sums were last brought up to date
 	// (possibly repeated), and the hosts the sums count: closing and opening
@@ -200,16 +199,22 @@ func (x *Restriction) sync(s *topology.State) {
 		if s.TouchSeq() == x.seq {
 			return
 		}
-		x.buf, _ = s.TouchedHosts(x.seq, x.buf[:0])
+		first, second, _ := s.TouchedSpans(x.seq)
 		x.seq = s.TouchSeq()
-		for _, h := range x.buf {
-			if x.closed(h) {
-				x.recount(h)
-			}
-		}
+		x.recountClosed(first)
+		x.recountClosed(second)
 		return
 	}
 	x.rebuild(s)
+}
+
+// recountClosed recounts the closed hosts among hosts.
+func (x *Restriction) recountClosed(hosts []topology.HostID) {
+	for _, h := range hosts {
+		if x.closed(h) {
+			x.recount(h)
+		}
+	}
 }
 
 // rebuild counts the sums afresh for State s.

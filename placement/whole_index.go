@@ -14,7 +14,7 @@ import (
 // model), each bucket a bitmap in index order. BestFit's choice is the
 // domain of the smallest count ≥ need, then the fewest free GPUs, then the
 // lowest index: the first non-empty bucket from need up, scanned over the
-// range. It is brought up to date from the State's touch log (TouchedHosts):
+// range. It is brought up to date from the State's touch log (TouchedSpans):
 // O(hosts touched) per call, O(the level's domains) when the log no longer
 // covers what changed. For a restricted request the counts are the open
 // hosts' (the Restriction's sums subtracted), in an index of their own that
@@ -30,7 +30,6 @@ type wholeIndex struct {
 	words int      // words of a bucket's bitmap
 	bits  []uint64 // bucket k (a count of wholly free hosts): bits[k·words:], bit d-lo set for domain d
 	size  []int32  // domains per bucket; as many buckets as the largest count met so far needs
-	hosts []topology.HostID
 }
 
 // wholeIndexMin is the range of domains from which bestDomainWhole asks the
@@ -120,24 +119,30 @@ func (w *wholeIndex) sync(s *topology.State, rx *Restriction) {
 		w.rxGen = rx.gen
 	}
 	if w.s == s {
-		var ok bool
-		if w.hosts, ok = s.TouchedHosts(w.seq, w.hosts[:0]); ok {
+		if first, second, ok := s.TouchedSpans(w.seq); ok {
 			w.seq = s.TouchSeq()
-			t := s.Tree()
-			hist, _, nb := s.HistogramData()
-			runLo, runHi := topology.HostID(0), topology.HostID(0) // the last domain's hosts: a run of touches there is one
-			for _, h := range w.hosts {
-				if h >= runLo && h < runHi || t.DomainLevel(t.HostParent(h)) < w.level {
-					continue
-				}
-				d := t.HostDomain(h, w.level)
-				runLo, runHi = t.Hosts(d)
-				w.set(int32(d), wholly(hist, w.closedHist(), int(d)*nb+nb-1))
-			}
+			var runLo, runHi topology.HostID // the last domain's hosts: a run of touches there is one
+			w.syncHosts(s, first, &runLo, &runHi)
+			w.syncHosts(s, second, &runLo, &runHi)
 			return
 		}
 	}
 	w.rebuild(s)
+}
+
+// syncHosts moves the domains of touched hosts to their buckets now, once
+// for a run of hosts in the domain last moved ([*runLo, *runHi)).
+func (w *wholeIndex) syncHosts(s *topology.State, hosts []topology.HostID, runLo, runHi *topology.HostID) {
+	t := s.Tree()
+	hist, _, nb := s.HistogramData()
+	for _, h := range hosts {
+		if h >= *runLo && h < *runHi || t.DomainLevel(t.HostParent(h)) < w.level {
+			continue
+		}
+		d := t.HostDomain(h, w.level)
+		*runLo, *runHi = t.Hosts(d)
+		w.set(int32(d), wholly(hist, w.closedHist(), int(d)*nb+nb-1))
+	}
 }
 
 // rebuild buckets every domain of the level afresh: one pass over the

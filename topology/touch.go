@@ -65,16 +65,26 @@ func (s *State) Touched(since uint64, dst []DomainID) (_ []DomainID, ok bool) {
 	return dst, true
 }
 
+// TouchedSpans is TouchedHosts without the copy: the hosts touched since
+// TouchSeq returned since, in order, are first's then second's, both read
+// from the log itself (read-only, valid until the next change). ok is false
+// when more changed than the log holds.
+func (s *State) TouchedSpans(since uint64) (first, second []HostID, ok bool) {
+	if s.TouchesLost(since) {
+		return nil, nil, false
+	}
+	lo, hi := since%TouchLogSize, s.touches.seq%TouchLogSize
+	if s.touches.seq-since == TouchLogSize || lo > hi { // the touches wrap around the ring's end
+		return s.touches.ids[lo:], s.touches.ids[:hi], true
+	}
+	return s.touches.ids[lo:hi], nil, true
+}
+
 // TouchedHosts appends to dst the hosts whose free GPUs, shared milli or
 // partly used GPUs changed since TouchSeq returned since, possibly with
 // repeats. ok is false when more changed than the log holds: the caller
 // must then recompute everything.
 func (s *State) TouchedHosts(since uint64, dst []HostID) (_ []HostID, ok bool) {
-	if s.TouchesLost(since) {
-		return dst, false
-	}
-	for q := since; q < s.touches.seq; q++ {
-		dst = append(dst, s.touches.ids[q%TouchLogSize])
-	}
-	return dst, true
+	first, second, ok := s.TouchedSpans(since)
+	return append(append(dst, first...), second...), ok
 }
