@@ -120,10 +120,14 @@ func (v *Solver) pathFrom(p *onePath) topology.Level {
 		p.rx != v.rx || v.rx != nil && p.rxGen != v.rx.gen {
 		return 1
 	}
-	v.pathHosts, _ = s.TouchedHosts(p.seq, v.pathHosts[:0])
+	hosts, second, _ := s.TouchedSpans(p.seq) // read in place, copied only across the ring's end
+	if len(second) > 0 {
+		hosts = append(append(v.pathHosts[:0], hosts...), second...)
+		v.pathHosts = hosts
+	}
 	in := topology.Level(0) // the deepest path node a touched host is below
 	lv := v.pathLeave[:0]   // per touched host: the level where it leaves the path
-	for _, x := range v.pathHosts {
+	for _, x := range hosts {
 		l := p.leave(x)
 		lv = append(lv, l)
 		in = max(in, l-1)
@@ -139,7 +143,7 @@ func (v *Solver) pathFrom(p *onePath) topology.Level {
 		p.key[l] = k
 	}
 	lastL, lastC := topology.Level(0), int32(-1)
-	for i, x := range v.pathHosts {
+	for i, x := range hosts {
 		l := lv[i] // there x's ancestor is a sibling of the path's node
 		if l >= from {
 			continue
