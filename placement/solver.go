@@ -89,7 +89,7 @@ type Solver struct {
 	// placeOne's last descents (one_path.go)
 	paths     []*onePath        // by pod shape (shapeIndex)
 	pathsRx   []*onePath        // the same for restricted requests
-	pathHosts []topology.HostID // pathFrom's scratch: hosts touched since
+	pathHosts []topology.HostID // pathFrom's scratch: the touches since, when they wrap the log's end
 	pathLeave []topology.Level  // and the level where each leaves the path
 	noPath    bool              // tests only: placeOne descends every time
 
