@@ -19,6 +19,8 @@ type Plan struct {
 // Delta returns the Delta adding the gang as job Plan.Job. It shares the
 // Plan's buffers: apply it before the Plan is reused.
 func (p *Plan) Delta() topology.Delta {
-	p.ops[0] = topology.AddJob(p.Job, p.Info, p.Pods...)
+	op := &p.ops[0] // topology.AddJob(p.Job, p.Info, p.Pods...), written in place
+	*op = topology.Op{}
+	op.Kind, op.Job, op.Info, op.Pods = topology.OpAddJob, p.Job, p.Info, p.Pods
 	return topology.Delta{Ops: p.ops[:]}
 }
