@@ -125,39 +125,45 @@ func (p *Planner) slotsDue(d topology.DomainID) bool {
 }
 
 // makeSlots summarises the candidates (preemptible, of priority below the
-// request's) for the slot bound.
+// request's) for the slot bound. It reads every preemptible job id once, so
+// its loop keeps to locals: the view's arrays cut to one length (no bounds
+// checks), the least milli per bucket with "none" (-1) as the largest
+// unsigned value (one comparison), and a candidate with fewer pods than
+// the top's last, once the top is full, turned away before its slots and
+// bucket matter to the top.
 func (p *Planner) makeSlots() {
 	x := &p.slots
 	g := p.sets[p.primary].gpus
 	x.per = (int64(p.t.MaxHostGPUs()) + g - 1) / g
-	top, n, keep := x.top[:0], 0, slotTop
+	keep := slotTop
 	if x.keep > 0 {
 		keep = x.keep
 	}
-	for b := range x.least {
-		x.least[b] = -1
+	least := &x.least
+	for b := range least {
+		least[b] = -1
 	}
+	prios, below, per := p.prios, p.r.Priority, x.per
+	npods, millis := p.npods[:len(prios)], p.millis[:len(prios)]
+	top, n := x.top[:0], 0
+	floor := int32(-1) // once the top is full: the pods of its last
 	for w, bitsW := range p.preW {
 		for ; bitsW != 0; bitsW &= bitsW - 1 {
-			j := w<<6 | bits.TrailingZeros64(bitsW)
-			if p.prios[j] >= p.r.Priority {
+			j := uint(w<<6 | bits.TrailingZeros64(bitsW))
+			if j >= uint(len(prios)) || prios[j] >= below {
 				continue
 			}
 			n++
-			c := slotJob{slots: x.per * int64(p.npods[j]), milli: int64(p.millis[j])}
-			if b := slotBucket(c.slots); x.least[b] < 0 || c.milli < x.least[b] {
-				x.least[b] = c.milli
+			pods, milli := npods[j], int64(millis[j])
+			if b := slotBucket(per * int64(pods)); uint64(milli) < uint64(least[b]) {
+				least[b] = milli
 			}
-			if len(top) == keep && !c.better(top[keep-1]) {
+			if pods < floor {
 				continue
 			}
-			if len(top) < keep {
-				top = append(top, c)
-			} else {
-				top[keep-1] = c
-			}
-			for i := len(top) - 1; i > 0 && top[i].better(top[i-1]); i-- {
-				top[i], top[i-1] = top[i-1], top[i]
+			top = x.offer(top, keep, slotJob{slots: per * int64(pods), milli: milli})
+			if len(top) == keep {
+				floor = int32(top[keep-1].slots / per)
 			}
 		}
 	}
@@ -166,6 +172,23 @@ func (p *Planner) makeSlots() {
 	for _, c := range top {
 		x.prefix = append(x.prefix, x.prefix[len(x.prefix)-1]+c.slots)
 	}
+}
+
+// offer puts candidate c into top (at most keep, in summary order) if it is
+// among the best keep so far, and returns top.
+func (x *slotSummary) offer(top []slotJob, keep int, c slotJob) []slotJob {
+	if len(top) == keep && !c.better(top[keep-1]) {
+		return top
+	}
+	if len(top) < keep {
+		top = append(top, c)
+	} else {
+		top[keep-1] = c
+	}
+	for i := len(top) - 1; i > 0 && top[i].better(top[i-1]); i-- {
+		top[i], top[i-1] = top[i-1], top[i]
+	}
+	return top
 }
 
 // better orders the summary: more slots, then less milli.
