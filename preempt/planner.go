@@ -92,7 +92,8 @@ type Planner struct {
 	millis []uint64
 	preW   []uint64 // bit j: live and preemptible
 
-	// Per job id, stamped per model (candEp) or per marking (markEp).
+	// Per job id, stamped per model (candEp; between builds, per domain
+	// the credit bound reads) or per marking (markEp).
 	candEpoch uint32
 	candEp    []uint32
 	candIdx   []int32
