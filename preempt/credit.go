@@ -3,7 +3,6 @@ package preempt
 import (
 	"math"
 	"math/bits"
-	"slices"
 
 	"github.com/blinksched/blink/topology"
 )
@@ -61,6 +60,7 @@ type creditScratch struct {
 	creditOrder
 	millis []int64
 	single topology.JobID // cover's one victim whose solo pods cover Δ (-1: none)
+	pods   [65]int64      // pods[n]: ⌊n/g⌋, the request's pods n GPUs hold (creditHost's divisions)
 	prios  int            // the cap on priorities tried (0: creditPrios; set by tests)
 }
 
@@ -82,6 +82,9 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 	x.creditOrder.reset()
 	p.nextCandEpoch() // no model is being built: creditHost stamps the candidates met
 	g := p.sets[p.primary].gpus
+	for n := range x.pods {
+		x.pods[n] = int64(n) / g
+	}
 	lo, hi := p.t.Hosts(d)
 	plain := p.eligible == nil && p.anyModel
 	noms := p.s.NumNominations() != 0 && p.s.NominatedIn(d)
@@ -171,11 +174,7 @@ func (p *Planner) cover(need int64, prio int32) (next int32, k int, milli int64,
 	if len(m) < k {
 		return next, k + 1, 0, true // fewer than k candidates have sMin
 	}
-	slices.Sort(m)
-	for _, v := range m[:k] {
-		milli += v
-	}
-	return next, k, milli, true
+	return next, k, sumLeast(m, k), true
 }
 
 // one is cover's answer of one victim: the least milli (lowest id first)
@@ -219,8 +218,9 @@ func (p *Planner) creditHost(h topology.HostID, g int64, plain, noms bool) int64
 		}
 		usable = rec.share
 	}
+	pods := &p.cred.pods
 	if !s.HostHasPods(h) {
-		return int64(bits.OnesCount64(usable)) / g
+		return pods[bits.OnesCount64(usable)]
 	}
 	hp := s.AppendHostPods(p.hpBuf[:0], h)
 	p.hpBuf = hp
@@ -231,25 +231,25 @@ func (p *Planner) creditHost(h topology.HostID, g int64, plain, noms bool) int64
 			fixed |= hp[i].GPUs
 		}
 	}
-	f := int64(bits.OnesCount64(usable &^ used))
-	most := int64(bits.OnesCount64(usable&^fixed))/g - f/g
+	f := bits.OnesCount64(usable &^ used)
+	most := pods[bits.OnesCount64(usable&^fixed)] - pods[f]
 	if most <= 0 {
-		return f / g
+		return pods[f]
 	}
-	per, top := g-f%g, most*creditUnit
+	per, top := g-(int64(f)-pods[f]*g), most*creditUnit
 	for i := 0; i < len(hp); { // a job's pods on h are adjacent (by job, rank)
-		j, x := hp[i].Job, int64(0)
+		j, x := hp[i].Job, 0
 		for ; i < len(hp) && hp[i].Job == j; i++ {
-			x += int64(bits.OnesCount64(hp[i].GPUs & usable &^ fixed)) // a GPU a job that stays shares is never freed
+			x += bits.OnesCount64(hp[i].GPUs & usable &^ fixed) // a GPU a job that stays shares is never freed
 		}
 		if x == 0 { // a job that stays has all its GPUs in fixed
 			continue
 		}
-		c := (x*creditUnit + per - 1) / per
-		solo := min((f+x)/g-f/g, most)
+		c := (int64(x)*creditUnit + per - 1) / per
+		solo := min(pods[f+x]-pods[f], most) // f+x ≤ the host's GPUs
 		p.credit(j, min(c, top), solo)
 	}
-	return f / g
+	return pods[f]
 }
 
 // credit adds w units and solo pods to candidate j's credit, listing j on

@@ -262,12 +262,36 @@ func (x *slotSummary) leastMilli(k int, sMin int64) (int64, bool) {
 	if len(m) < k {
 		return 0, false
 	}
-	slices.Sort(m)
+	return sumLeast(m, k), true
+}
+
+// sumLeast is the sum of the k least values of m (0 < k ≤ len(m)), which
+// it overwrites. A bound's k is a few victims, so for k up to 8 the k least
+// are kept in order at m's front in one pass over the rest; else m is
+// sorted.
+func sumLeast(m []int64, k int) int64 {
+	if k > 8 {
+		slices.Sort(m)
+	} else {
+		for i := 1; i < len(m); i++ {
+			v, j := m[i], min(i, k)
+			if j == k && v >= m[k-1] {
+				continue
+			}
+			if j == k { // v takes m[k-1]'s place in the front
+				j = k - 1
+			}
+			for ; j > 0 && m[j-1] > v; j-- {
+				m[j] = m[j-1]
+			}
+			m[j] = v
+		}
+	}
 	sum := int64(0)
 	for _, v := range m[:k] {
 		sum += v
 	}
-	return sum, true
+	return sum
 }
 
 // lowestPrio is the lower edge of the lowest priority bucket with
