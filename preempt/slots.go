@@ -125,12 +125,11 @@ func (p *Planner) slotsDue(d topology.DomainID) bool {
 }
 
 // makeSlots summarises the candidates (preemptible, of priority below the
-// request's) for the slot bound. It reads every preemptible job id once, so
-// its loop keeps to locals: the view's arrays cut to one length (no bounds
-// checks), the least milli per bucket with "none" (-1) as the largest
-// unsigned value (one comparison), and a candidate with fewer pods than
-// the top's last, once the top is full, turned away before its slots and
-// bucket matter to the top.
+// request's) for the slot bound: the least milli per bucket of every one,
+// and the top, offered the candidates with at least the pods of its last
+// once it is full (slotScan finds them). The top holds every candidate
+// (all) unless one came after it was full: the first such is offered
+// whatever its pods, and only then does the floor rise.
 func (p *Planner) makeSlots() {
 	x := &p.slots
 	g := p.sets[p.primary].gpus
@@ -139,38 +138,76 @@ func (p *Planner) makeSlots() {
 	if x.keep > 0 {
 		keep = x.keep
 	}
-	least := &x.least
-	for b := range least {
-		least[b] = -1
+	for b := range x.least {
+		x.least[b] = -1
 	}
-	prios, below, per := p.prios, p.r.Priority, x.per
-	npods, millis := p.npods[:len(prios)], p.millis[:len(prios)]
-	top, n := x.top[:0], 0
-	floor := int32(-1) // once the top is full: the pods of its last
-	for w, bitsW := range p.preW {
-		for ; bitsW != 0; bitsW &= bitsW - 1 {
-			j := uint(w<<6 | bits.TrailingZeros64(bitsW))
-			if j >= uint(len(prios)) || prios[j] >= below {
-				continue
-			}
-			n++
-			pods, milli := npods[j], int64(millis[j])
-			if b := slotBucket(per * int64(pods)); uint64(milli) < uint64(least[b]) {
-				least[b] = milli
-			}
-			if pods < floor {
-				continue
-			}
-			top = x.offer(top, keep, slotJob{slots: per * int64(pods), milli: milli})
-			if len(top) == keep {
-				floor = int32(top[keep-1].slots / per)
-			}
+	scan := slotScan{words: p.preW, prios: p.prios, npods: p.npods, millis: p.millis,
+		below: p.r.Priority, per: x.per, w: -1}
+	top, over := x.top[:0], false
+	floor := int32(-1) // once the top is full and over: the pods of its last
+	for {
+		pods, milli, ok := scan.next(floor, &x.least)
+		if !ok {
+			break
+		}
+		over = over || len(top) == keep
+		top = x.offer(top, keep, slotJob{slots: x.per * int64(pods), milli: milli})
+		if over {
+			floor = int32(top[keep-1].slots / x.per)
 		}
 	}
-	x.top, x.all, x.ready = top, n == len(top), true
+	x.top, x.all, x.ready = top, !over, true
 	x.prefix = append(x.prefix[:0], 0)
 	for _, c := range top {
 		x.prefix = append(x.prefix, x.prefix[len(x.prefix)-1]+c.slots)
+	}
+}
+
+// slotScan is makeSlots' walk over the preemptible job ids of the compact
+// job view: where it is (word w, its bits not yet read).
+type slotScan struct {
+	words  []uint64
+	prios  []int32
+	npods  []int32
+	millis []uint64
+	below  int32 // the request's priority
+	per    int64 // slots per pod
+	w      int
+	bits   uint64
+}
+
+// next walks on to the next candidate with at least floor pods and returns
+// its pods and milli, or false at the end; on the way it lowers the least
+// milli of every candidate's bucket in least (where "none", -1, is the
+// largest unsigned value: one comparison). It reads every preemptible job
+// id, so it is a loop without calls, its state in registers (with a call in
+// the loop, offer's, the compiler kept it on the stack), over the view's
+// arrays cut to one length (no bounds checks).
+func (s *slotScan) next(floor int32, least *[slotBuckets]int64) (pods int32, milli int64, ok bool) {
+	words, prios := s.words, s.prios
+	npods, millis := s.npods[:len(prios)], s.millis[:len(prios)]
+	below, per, w, b := s.below, s.per, s.w, s.bits
+	for {
+		for b == 0 {
+			if w++; w >= len(words) {
+				s.w, s.bits = w, 0
+				return 0, 0, false
+			}
+			b = words[w]
+		}
+		j := uint(w<<6 | bits.TrailingZeros64(b))
+		b &= b - 1
+		if j >= uint(len(prios)) || prios[j] >= below {
+			continue
+		}
+		pods, milli = npods[j], int64(millis[j])
+		if k := slotBucket(per * int64(pods)); uint64(milli) < uint64(least[k]) {
+			least[k] = milli
+		}
+		if pods >= floor {
+			s.w, s.bits = w, b
+			return pods, milli, true
+		}
 	}
 }
 
