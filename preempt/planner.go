@@ -167,6 +167,10 @@ type Planner struct {
 	bestDom   topology.DomainID
 	bestHost  topology.HostID
 	bestModel bool // p.m still models the answer's scope
+	// plan is the caller's Result.Plan during a search; bestPlaced: the
+	// best answer's placement is in it already (single's).
+	plan       *placement.Plan
+	bestPlaced bool
 	// irreducible: the best answer was checked irreducible already (the
 	// top-down answer's proof); verify has nothing to do.
 	irreducible bool
@@ -303,6 +307,8 @@ func validate(s *topology.State, r *placement.Request) error {
 // searches once more asking placement everything; a second refusal is an
 // error wrapping ErrInternal.
 func (p *Planner) searchAndPlace(out *Result) (bool, error) {
+	p.plan = &out.Plan
+	defer func() { p.plan = nil }()
 	for attempt := 0; ; attempt++ {
 		p.search()
 		if !p.found {
@@ -328,6 +334,9 @@ func (p *Planner) placeBest(out *Result) bool {
 		req = p.hostReq(p.bestHost)
 	}
 	p.tests++
+	if p.bestPlaced {
+		return true // single placed the request with these victims gone
+	}
 	var ok bool
 	var err error
 	if p.bestPodsOK { // the top-down answer read the victims' pods already
