@@ -153,8 +153,12 @@ type Planner struct {
 	bestTopDown bool // the best answer is the top-down one (its cost counted as it was built)
 	// milliHist counts GPUs by the milli freeing them costs (milliFloor).
 	milliHist []int64
-	// gpuBits is sortGPUs' bitmap of the cluster's GPUs.
+	// gpuBits is gpusByBitmap's bitmap of the cluster's GPUs.
 	gpuBits []uint64
+	// hostOrder is nominate's pods in order of host (byHost), hostKeys
+	// their sort keys.
+	hostOrder []int32
+	hostKeys  []uint64
 
 	m, m2 model
 	ex    exSearch
