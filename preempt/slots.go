@@ -69,9 +69,11 @@ type slotSummary struct {
 	per    int64     // slots per pod
 	top    []slotJob // by slots descending, then milli ascending
 	prefix []int64   // prefix[i]: the slots of top[:i]
-	millis []int64   // scratch
+	// sorted[L(L−1)/2 : L(L+1)/2] holds the milli of top[:L], ascending:
+	// leastMilli's candidates of sMin slots or more are such a prefix.
+	sorted []int64
 	// least[b]: the least milli of the candidates whose slots fall in
-	// bucket b (slotBucket), over all of them; -1 none.
+	// bucket b (slotBucket) or above, over all of them; -1 none.
 	least [slotBuckets]int64
 	keep  int // the top's size, if > 0 (tests), else slotTop
 }
@@ -93,13 +95,7 @@ func slotBucket(s int64) int {
 // (sMin's own holds some with fewer, which only lowers the bound); -1 if
 // none may.
 func (x *slotSummary) leastFrom(sMin int64) int64 {
-	m := int64(-1)
-	for b := slotBucket(max(sMin, 0)); b < slotBuckets; b++ {
-		if v := x.least[b]; v >= 0 && (m < 0 || v < m) {
-			m = v
-		}
-	}
-	return m
+	return x.least[slotBucket(max(sMin, 0))]
 }
 
 // slotAllowed reports whether the request allows the slot bound: its pods
@@ -157,10 +153,33 @@ func (p *Planner) makeSlots() {
 		}
 	}
 	x.top, x.all, x.ready = top, !over, true
+	for b := slotBuckets - 2; b >= 0; b-- { // each bucket's least, then the least from it on
+		if uint64(x.least[b+1]) < uint64(x.least[b]) {
+			x.least[b] = x.least[b+1]
+		}
+	}
 	x.prefix = append(x.prefix[:0], 0)
 	for _, c := range top {
 		x.prefix = append(x.prefix, x.prefix[len(x.prefix)-1]+c.slots)
 	}
+	x.sortPrefixes()
+}
+
+// sortPrefixes fills sorted: each prefix's milli is the one before with
+// the next candidate's inserted. O(top²), once per summary.
+func (x *slotSummary) sortPrefixes() {
+	n := len(x.top)
+	s := resize(x.sorted, n*(n+1)/2)
+	for l := 1; l <= n; l++ {
+		prev, cur := s[(l-1)*(l-2)/2:(l-1)*l/2], s[(l-1)*l/2:l*(l+1)/2]
+		v, i := x.top[l-1].milli, 0
+		for ; i < l-1 && prev[i] <= v; i++ {
+			cur[i] = prev[i]
+		}
+		cur[i] = v
+		copy(cur[i+1:], prev[i:])
+	}
+	x.sorted = s
 }
 
 // slotScan is makeSlots' walk over the preemptible job ids of the compact
@@ -278,12 +297,13 @@ func (p *Planner) slotKey(d topology.DomainID, lb Cost) (Cost, bool) {
 // much milli as the last kept when they have as many slots, and any when
 // they may have more.
 func (x *slotSummary) leastMilli(k int, sMin int64) (int64, bool) {
-	m := x.millis[:0]
-	for _, c := range x.top {
-		if c.slots < sMin {
-			break
+	lo, hi := 0, len(x.top) // the top's candidates of sMin slots or more: top[:lo]
+	for lo < hi {
+		if mid := (lo + hi) / 2; x.top[mid].slots >= sMin {
+			lo = mid + 1
+		} else {
+			hi = mid
 		}
-		m = append(m, c.milli)
 	}
 	pad := int64(-1) // what a candidate beyond the summary may hold at least
 	if last := x.top[len(x.top)-1]; !x.all && last.slots >= sMin {
@@ -292,14 +312,20 @@ func (x *slotSummary) leastMilli(k int, sMin int64) (int64, bool) {
 			pad = max(pad, last.milli)
 		}
 	}
-	for i := 0; i < k && pad >= 0; i++ {
-		m = append(m, pad)
-	}
-	x.millis = m
-	if len(m) < k {
+	if pad < 0 && lo < k {
 		return 0, false
 	}
-	return sumLeast(m, k), true
+	// The k least of those and k candidates beyond holding pad each.
+	sorted, sum, i := x.sorted[lo*(lo-1)/2:lo*(lo+1)/2], int64(0), 0
+	for range k {
+		if i < lo && (pad < 0 || sorted[i] <= pad) {
+			sum += sorted[i]
+			i++
+		} else {
+			sum += pad
+		}
+	}
+	return sum, true
 }
 
 // sumLeast is the sum of the k least values of m (0 < k ≤ len(m)), which

@@ -14,7 +14,8 @@ import (
 // TestSlotSummary compares makeSlots (its scan turning away candidates
 // with fewer pods than the top's last) with the summary made the simple
 // way: every candidate listed, sorted, the first kept, the least milli of
-// each bucket by a plain minimum. Random job views of up to a few thousand
+// each bucket and above by plain minima; and leastMilli with the sum of the
+// k least of the top's candidates of sMin slots or more and k beyond them. Random job views of up to a few thousand
 // ids, some absent or not preemptible, priorities around the request's,
 // pod counts with many ties and some large, tops of 1 to 40 kept.
 func TestSlotSummary(t *testing.T) {
@@ -28,6 +29,17 @@ func TestSlotSummary(t *testing.T) {
 		if !slices.Equal(x.top, top) || x.all != all || x.least != least || x.prefix[len(x.prefix)-1] != sumSlots(top) {
 			t.Fatalf("seed %d, instance %d (%d ids, keep %d, per %d): summary\n%v all %v least %v\nwant\n%v all %v least %v",
 				seed, i, len(p.prios), x.keep, x.per, x.top, x.all, x.least, top, all, least)
+		}
+		if len(top) == 0 {
+			continue
+		}
+		for range 20 {
+			k, sMin := 1+rng.IntN(len(top)+2), top[rng.IntN(len(top))].slots+int64(rng.IntN(3)-1)
+			got, ok := x.leastMilli(k, sMin)
+			want, wantOK := leastMilliSimple(top, all, &least, k, sMin)
+			if got != want || ok != wantOK {
+				t.Fatalf("seed %d, instance %d: leastMilli(%d, %d) = %d, %v, want %d, %v", seed, i, k, sMin, got, ok, want, wantOK)
+			}
 		}
 	}
 }
@@ -76,6 +88,11 @@ func slotSummarySimple(p *Planner) (top []slotJob, all bool, least [slotBuckets]
 			least[b] = c.milli
 		}
 	}
+	for b := slotBuckets - 2; b >= 0; b-- { // the least from each bucket on
+		if least[b+1] >= 0 && (least[b] < 0 || least[b+1] < least[b]) {
+			least[b] = least[b+1]
+		}
+	}
 	slices.SortStableFunc(cands, func(a, b slotJob) int {
 		switch {
 		case a.better(b):
@@ -95,4 +112,34 @@ func sumSlots(top []slotJob) int64 {
 		s += c.slots
 	}
 	return s
+}
+
+// leastMilliSimple is leastMilli by a sort of every milli it may take:
+// those of the top's candidates of sMin slots or more, and k times what a
+// candidate beyond the top holds at least (least: from each bucket on).
+func leastMilliSimple(top []slotJob, all bool, least *[slotBuckets]int64, k int, sMin int64) (int64, bool) {
+	var m []int64
+	for _, c := range top {
+		if c.slots >= sMin {
+			m = append(m, c.milli)
+		}
+	}
+	if last := top[len(top)-1]; !all && last.slots >= sMin {
+		pad := max(least[slotBucket(max(sMin, 0))], 0)
+		if last.slots == sMin {
+			pad = max(pad, last.milli)
+		}
+		for range k {
+			m = append(m, pad)
+		}
+	}
+	if len(m) < k {
+		return 0, false
+	}
+	slices.Sort(m)
+	sum := int64(0)
+	for _, v := range m[:k] {
+		sum += v
+	}
+	return sum, true
 }
