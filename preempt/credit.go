@@ -246,7 +246,9 @@ func (p *Planner) creditHost(h topology.HostID, g int64, plain, noms bool) int64
 			continue
 		}
 		c := (int64(x)*creditUnit + per - 1) / per
-		solo := min(pods[f+x]-pods[f], most) // f+x ≤ the host's GPUs
+		// x counts a GPU once per pod of j sharing it, so f+x may pass 64;
+		// most caps the solo pods below pods[64] − pods[f] anyway.
+		solo := min(pods[min(f+x, 64)]-pods[f], most)
 		p.credit(j, min(c, top), solo)
 	}
 	return pods[f]
