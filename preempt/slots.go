@@ -149,7 +149,7 @@ func (p *Planner) makeSlots() {
 		over = over || len(top) == keep
 		top = x.offer(top, keep, slotJob{slots: x.per * int64(pods), milli: milli})
 		if over {
-			floor = int32(top[keep-1].slots / x.per)
+			floor = int32(top[keep-1].slots / max(x.per, 1)) // per is 0 on a tree of no GPUs: all slots 0
 		}
 	}
 	x.top, x.all, x.ready = top, !over, true

@@ -45,15 +45,15 @@ func TestSlotSummary(t *testing.T) {
 }
 
 // randomSlotView is a Planner holding a random job view, a request of one
-// pod set on a tree whose hosts have 1–64 GPUs, and a random top size.
+// pod set on a tree whose host has 0–64 GPUs, and a random top size.
 func randomSlotView(rng *rand.Rand) *Planner {
-	gpus := 1 + rng.IntN(64)
+	gpus := rng.IntN(65) // 0: no GPUs, every slot count 0
 	tree, err := topology.BuildHosts([]string{"rack"}, []topology.HostSpec{{Name: "h", Path: []string{"r"}, GPUs: gpus}})
 	if err != nil {
 		panic(fmt.Sprint(err))
 	}
 	n := rng.IntN(3000)
-	p := &Planner{t: tree, sets: []setInfo{{pods: 1, gpus: int64(1 + rng.IntN(gpus))}},
+	p := &Planner{t: tree, sets: []setInfo{{pods: 1, gpus: int64(1 + rng.IntN(max(gpus, 1)))}},
 		r: &placement.Request{Priority: int32(rng.IntN(8))}, prios: make([]int32, n), npods: make([]int32, n),
 		millis: make([]uint64, n), preW: make([]uint64, (n+63)/64)}
 	p.slots.keep = 1 + rng.IntN(40)
