@@ -129,26 +129,3 @@ func coverSorted(jobs []creditJob, need int64, prio int32) (next int32, k int, m
 	}
 	return next, k, milli, true, single
 }
-
-// TestSumLeast compares sumLeast (its front kept in order for a few
-// victims) with a sort, on random values with ties, k from 1 to beyond 8.
-func TestSumLeast(t *testing.T) {
-	seed := testkit.Seed(t, 1)
-	for i := range testkit.Steps(t, 5000) {
-		rng := rand.New(rand.NewPCG(seed, uint64(i)))
-		m := make([]int64, 1+rng.IntN(70))
-		for j := range m {
-			m[j] = int64(rng.IntN(1 + rng.IntN(1000)))
-		}
-		k := 1 + rng.IntN(min(len(m), 12))
-		want := slices.Clone(m)
-		slices.Sort(want)
-		sum := int64(0)
-		for _, v := range want[:k] {
-			sum += v
-		}
-		if got := sumLeast(m, k); got != sum {
-			t.Fatalf("seed %d, instance %d (%d values, k %d): %d, want %d", seed, i, len(m), k, got, sum)
-		}
-	}
-}
