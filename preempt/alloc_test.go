@@ -35,7 +35,7 @@ func TestAllocs(t *testing.T) {
 		{Job: id, Priority: 50, Required: rack, Sets: []placement.PodSet{{Pods: 18, GPUs: 4}}},
 		{Job: id, Priority: 50, Required: su, Sets: []placement.PodSet{{Pods: 40, GPUs: 4}}},
 		{Job: id, Priority: 50, Sets: []placement.PodSet{{Pods: 30, GPUs: 4}}},
-		{Job: id, Priority: 50, Sets: []placement.PodSet{{Pods: 80, GPUs: 4}}},                // a nomination of 320 GPUs (sortGPUs)
+		{Job: id, Priority: 50, Sets: []placement.PodSet{{Pods: 80, GPUs: 4}}},                // a nomination of 320 GPUs (byHost)
 		{Job: id, Priority: 2, Required: rack, Sets: []placement.PodSet{{Pods: 18, GPUs: 4}}}, // no fit
 	}
 	var p preempt.Planner

@@ -3,7 +3,6 @@ package preempt
 import (
 	"math"
 	"math/bits"
-	"slices"
 
 	"github.com/blinksched/blink/topology"
 )
@@ -53,40 +52,16 @@ type creditJob struct {
 }
 
 // creditScratch is the credit bound's working memory: the candidates met
-// in the domain (at[j] their index in jobs when stamp[j] is the epoch).
+// in the domain, found by job id through the model's stamps (candEp and
+// candIdx, free between builds: see creditKey), and their order by credit
+// as far as it was asked for (credit_order.go).
 type creditScratch struct {
-	stamp  []uint32
-	at     []int32
-	epoch  uint32
-	jobs   []creditJob
+	jobs []creditJob
+	creditOrder
 	millis []int64
 	single topology.JobID // cover's one victim whose solo pods cover Δ (-1: none)
+	pods   [65]int64      // pods[n]: ⌊n/g⌋, the request's pods n GPUs hold (creditHost's divisions)
 	prios  int            // the cap on priorities tried (0: creditPrios; set by tests)
-}
-
-// begin readies the scratch for a domain, over n job ids.
-func (x *creditScratch) begin(n int) {
-	if len(x.stamp) < n {
-		n += n / 4 // room for the job table to grow
-		x.stamp, x.at, x.epoch = make([]uint32, n), make([]int32, n), 0
-	}
-	x.epoch++
-	if x.epoch == 0 { // wrapped: clear once every 2^32 domains
-		clear(x.stamp)
-		x.epoch = 1
-	}
-	x.jobs = x.jobs[:0]
-}
-
-// add credits candidate j with w units and solo pods.
-func (x *creditScratch) add(j topology.JobID, w, solo, milli int64, prio int32) {
-	if x.stamp[j] != x.epoch {
-		x.stamp[j], x.at[j] = x.epoch, int32(len(x.jobs))
-		x.jobs = append(x.jobs, creditJob{milli: milli, prio: prio, id: j})
-	}
-	c := &x.jobs[x.at[j]]
-	c.w += w
-	c.solo += solo
 }
 
 // creditKey raises lb, the bound of leaf domain d, by the credit bound;
@@ -103,9 +78,13 @@ func (x *creditScratch) add(j topology.JobID, w, solo, milli int64, prio int32) 
 // first).
 func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 	x := &p.cred
-	x.begin(len(p.prios))
-	x.single = -1
+	x.jobs, x.single = x.jobs[:0], -1
+	x.creditOrder.reset()
+	p.nextCandEpoch() // no model is being built: creditHost stamps the candidates met
 	g := p.sets[p.primary].gpus
+	for n := range x.pods {
+		x.pods[n] = int64(n) / g
+	}
 	lo, hi := p.t.Hosts(d)
 	plain := p.eligible == nil && p.anyModel
 	noms := p.s.NumNominations() != 0 && p.s.NominatedIn(d)
@@ -118,24 +97,17 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 	if need <= 0 {
 		return lb, true
 	}
-	jobs := x.jobs
-	slices.SortFunc(jobs, func(a, b creditJob) int { // most credit first, then least milli
-		if a.w != b.w {
-			return cmp3(b.w, a.w)
-		}
-		return cmp3(a.milli, b.milli)
-	})
 	prio, most := lb.Priority, creditPrios
 	if x.prios > 0 {
 		most = x.prios
 	}
 	for tried := 0; ; tried++ {
-		next, k, milli, ok := x.cover(need, prio)
+		next, k, milli, ok := p.cover(need, prio)
 		if !ok && next != prio && tried == most {
 			// Too many priorities tried: the answer's is at least next,
 			// and all the candidates bound its count and milli.
 			prio = next
-			_, k, milli, ok = x.cover(need, math.MaxInt32)
+			_, k, milli, ok = p.cover(need, math.MaxInt32)
 		}
 		switch {
 		case ok:
@@ -153,12 +125,16 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 // cover finds the fewest candidates of priority up to prio whose credits
 // cover need pods (k, and a lower bound on their milli; ok false if they do
 // not), and next, the least priority above prio among the others (or prio
-// if none).
-func (x *creditScratch) cover(need int64, prio int32) (next int32, k int, milli int64, ok bool) {
+// if none). Only the multiset of credits decides k and the bound, so the
+// candidates are put in order of credit only when no one credit covers Δ
+// alone, and then only as far as the k largest (byCredit).
+func (p *Planner) cover(need int64, prio int32) (next int32, k int, milli int64, ok bool) {
+	x := &p.cred
 	delta := need * creditUnit
 	next = prio
-	sum, n := int64(0), 0
-	for _, c := range x.jobs {
+	sum, most, n := int64(0), int64(0), 0
+	for i := range x.jobs {
+		c := &x.jobs[i]
 		if c.prio > prio {
 			if next == prio || c.prio < next {
 				next = c.prio
@@ -166,39 +142,31 @@ func (x *creditScratch) cover(need int64, prio int32) (next int32, k int, milli 
 			continue
 		}
 		n++
-		if sum < delta {
+		if sum < delta { // no further: no overflow
 			sum += c.w
-			k++
 		}
+		most = max(most, c.w)
 	}
 	if sum < delta {
 		return next, 0, 0, false
 	}
-	if k == 1 { // one victim: only a job whose solo pods cover Δ
-		best := int64(-1)
-		x.single = -1
-		for _, c := range x.jobs {
-			if c.prio <= prio && c.solo >= need &&
-				(best < 0 || c.milli < best || c.milli == best && c.id < x.single) {
-				best, x.single = c.milli, c.id
-			}
-		}
-		if best >= 0 {
-			return next, 1, best, true
+	// Each of k victims has at least sMin: Δ less the k−1 largest other
+	// credits.
+	var sMin int64
+	if most >= delta { // one victim: only a job whose solo pods cover Δ
+		if m, ok := x.one(need, prio); ok {
+			return next, 1, m, true
 		}
 		if n < 2 {
 			return next, 0, 0, false
 		}
-		k = 2 // no one job suffices
+		k, sMin = 2, delta-most // no one job suffices
+	} else {
+		k, sMin = x.fewest(delta, prio)
 	}
-	// Each of k victims has at least Δ less the k−1 largest other credits.
-	sMin := delta - x.largest(k-1, prio)
 	m := x.millis[:0]
-	for _, c := range x.jobs {
-		if c.w < sMin {
-			break
-		}
-		if c.prio <= prio {
+	for i := range x.jobs {
+		if c := &x.jobs[i]; c.w >= sMin && c.prio <= prio {
 			m = append(m, c.milli)
 		}
 	}
@@ -206,27 +174,23 @@ func (x *creditScratch) cover(need int64, prio int32) (next int32, k int, milli 
 	if len(m) < k {
 		return next, k + 1, 0, true // fewer than k candidates have sMin
 	}
-	slices.Sort(m)
-	for _, v := range m[:k] {
-		milli += v
-	}
-	return next, k, milli, true
+	return next, k, sumLeast(m, k), true
 }
 
-// largest is the sum of the n largest credits of candidates of priority up
-// to prio.
-func (x *creditScratch) largest(n int, prio int32) int64 {
-	sum := int64(0)
-	for _, c := range x.jobs {
-		if n == 0 {
-			break
-		}
-		if c.prio <= prio {
-			sum += c.w
-			n--
+// one is cover's answer of one victim: the least milli (lowest id first)
+// of the candidates of priority up to prio whose solo pods cover need,
+// left in x.single; false if none does.
+func (x *creditScratch) one(need int64, prio int32) (int64, bool) {
+	best := int64(-1)
+	x.single = -1
+	for i := range x.jobs {
+		c := &x.jobs[i]
+		if c.prio <= prio && c.solo >= need &&
+			(best < 0 || c.milli < best || c.milli == best && c.id < x.single) {
+			best, x.single = c.milli, c.id
 		}
 	}
-	return sum
+	return best, best >= 0
 }
 
 // creditHost credits the candidates on host h (pods of g GPUs) and returns
@@ -240,7 +204,7 @@ func (p *Planner) creditHost(h topology.HostID, g int64, plain, noms bool) int64
 	if int64(n) < g {
 		return 0
 	}
-	if j, held := s.HostExclusive(h); held && !p.isCand(j, modeCands) {
+	if j, held := s.HostExclusive(h); held && !p.candidate(j) {
 		return 0 // held by a job that stays: takes nothing
 	}
 	usable := uint64(1)<<uint(n) - 1
@@ -254,36 +218,56 @@ func (p *Planner) creditHost(h topology.HostID, g int64, plain, noms bool) int64
 		}
 		usable = rec.share
 	}
+	pods := &p.cred.pods
 	if !s.HostHasPods(h) {
-		return int64(bits.OnesCount64(usable)) / g
+		return pods[bits.OnesCount64(usable)]
 	}
 	hp := s.AppendHostPods(p.hpBuf[:0], h)
 	p.hpBuf = hp
 	var used, fixed uint64
 	for i := range hp {
 		used |= hp[i].GPUs
-		if !p.isCand(hp[i].Job, modeCands) {
+		if !p.candidate(hp[i].Job) {
 			fixed |= hp[i].GPUs
 		}
 	}
-	f := int64(bits.OnesCount64(usable &^ used))
-	most := int64(bits.OnesCount64(usable&^fixed))/g - f/g
+	f := bits.OnesCount64(usable &^ used)
+	most := pods[bits.OnesCount64(usable&^fixed)] - pods[f]
 	if most <= 0 {
-		return f / g
+		return pods[f]
 	}
-	per, top := g-f%g, most*creditUnit
-	cr := &p.cred
+	per, top := g-(int64(f)-pods[f]*g), most*creditUnit
 	for i := 0; i < len(hp); { // a job's pods on h are adjacent (by job, rank)
-		j, x := hp[i].Job, int64(0)
+		j, x := hp[i].Job, 0
 		for ; i < len(hp) && hp[i].Job == j; i++ {
-			x += int64(bits.OnesCount64(hp[i].GPUs & usable &^ fixed)) // a GPU a job that stays shares is never freed
+			x += bits.OnesCount64(hp[i].GPUs & usable &^ fixed) // a GPU a job that stays shares is never freed
 		}
 		if x == 0 { // a job that stays has all its GPUs in fixed
 			continue
 		}
-		c := (x*creditUnit + per - 1) / per
-		solo := min((f+x)/g-f/g, most)
-		cr.add(j, min(c, top), solo, p.milli(j), p.prios[j])
+		c := (int64(x)*creditUnit + per - 1) / per
+		// x counts a GPU once per pod of j sharing it, so f+x may pass 64;
+		// most caps the solo pods below pods[64] − pods[f] anyway.
+		solo := min(pods[min(f+x, 64)]-pods[f], most)
+		p.credit(j, min(c, top), solo)
 	}
-	return f / g
+	return pods[f]
+}
+
+// credit adds w units and solo pods to candidate j's credit, listing j on
+// its first credit in the domain.
+func (p *Planner) credit(j topology.JobID, w, solo int64) {
+	x := &p.cred
+	if p.candEp[j] != p.candEpoch {
+		p.candEp[j], p.candIdx[j] = p.candEpoch, int32(len(x.jobs))
+		x.jobs = append(x.jobs, creditJob{milli: p.milli(j), prio: p.prios[j], id: j})
+	}
+	c := &x.jobs[p.candIdx[j]]
+	c.w += w
+	c.solo += solo
+}
+
+// candidate reports whether job j is a candidate (isCand's modeCands).
+func (p *Planner) candidate(j topology.JobID) bool {
+	return p.prios[j] < p.r.Priority && p.preW[j>>6]&(1<<(uint(j)&63)) != 0
 }

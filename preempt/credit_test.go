@@ -111,3 +111,30 @@ func TestBoundCountMilli(t *testing.T) {
 		require.False(t, want.Less(res.Bound))
 	}
 }
+
+// TestCreditSharedGPU: fractional pods of one job sharing a GPU count it
+// once each in the job's GPUs on the host (x), so the free GPUs and x may
+// sum past the host's GPUs; the credit there is capped by what the host
+// takes with every candidate gone. A host of 64 GPUs, 63 free, GPU 0 held
+// by two half pods of one job: a rack-bound gang of two 32-GPU pods needs
+// it gone.
+func TestCreditSharedGPU(t *testing.T) {
+	tree, err := topology.BuildHosts([]string{"rack"}, []topology.HostSpec{{Name: "h", Path: []string{"r"}, GPUs: 64}})
+	require.NoError(t, err)
+	s := topology.NewState(tree)
+	info := topology.Job{Priority: 1, Preemptible: true, Required: topology.NoLevel, Preferred: topology.NoLevel}
+	require.NoError(t, s.Apply(topology.Delta{Ops: []topology.Op{topology.AddJob(0, info,
+		topology.Pod{Host: 0, GPUs: 1, Milli: 500}, topology.Pod{Host: 0, GPUs: 1, Milli: 500})}}))
+	rack, _ := tree.LevelByName("rack")
+	r := &placement.Request{Job: 1, Priority: 50, Required: rack, Sets: []placement.PodSet{{Pods: 2, GPUs: 32}}}
+	var p preempt.Planner
+	_, keys, ok := preempt.CreditKeys(&p, s, r)
+	require.Equal(t, []bool{true}, ok)
+	require.Equal(t, preempt.Cost{Priority: 1, Victims: 1, Milli: 1000}, keys[0])
+	var res preempt.Result
+	found, why, err := p.Plan(s, r, 0, 1, &res)
+	require.NoError(t, err)
+	require.True(t, found, "%v", why)
+	require.Equal(t, []topology.JobID{0}, res.Victims)
+	checkResult(t, s, r, &res, 0)
+}

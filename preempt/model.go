@@ -142,7 +142,18 @@ func (m *model) start(p *Planner, hlo, hhi topology.HostID) {
 	clear(m.rest)
 	m.restGPUs, m.gpus0 = 0, 0
 	m.exact = p.modelExact
+	p.nextCandEpoch()
+}
+
+// nextCandEpoch starts a new stamping of candEp: a model's build, or the
+// credit bound's reading of a domain (credit.go), which borrows the stamps
+// between builds. The stamps are cleared when the epoch wraps.
+func (p *Planner) nextCandEpoch() {
 	p.candEpoch++
+	if p.candEpoch == 0 {
+		clear(p.candEp)
+		p.candEpoch = 1
+	}
 }
 
 // candOf returns job j's candidate index, adding it on first sight.

@@ -196,22 +196,38 @@ func checkResult(t *testing.T, s *topology.State, r *placement.Request, res *pre
 		require.Empty(t, res.Nomination.GPUs)
 		return
 	}
-	if s.NumNominations() == 0 { // then the nomination is every GPU of the plan
-		var want []topology.GPUID
-		for _, pod := range res.Plan.Pods {
-			lo, _ := s.Tree().HostGPUs(pod.Host)
-			for g := range 64 {
-				if pod.GPUs&(1<<uint(g)) != 0 {
-					want = append(want, lo+topology.GPUID(g))
-				}
+	// The nomination is every GPU of the plan, ascending and once, but those
+	// nominated for another job of equal or higher priority; the other
+	// nominations it overlaps are displaced.
+	var want []topology.GPUID
+	var displaced []topology.JobID
+	for _, pod := range res.Plan.Pods {
+		lo, _ := s.Tree().HostGPUs(pod.Host)
+		for g := range 64 {
+			if pod.GPUs&(1<<uint(g)) == 0 {
+				continue
 			}
+			gpu := lo + topology.GPUID(g)
+			if j, ok := s.GPUNominee(gpu); ok && j != r.Job {
+				if n, _ := s.NominationOf(j); n.Priority >= r.Priority {
+					continue
+				}
+				displaced = append(displaced, j)
+			}
+			want = append(want, gpu)
 		}
-		slices.Sort(want)
-		want = slices.Compact(want)
-		require.Equal(t, len(want), len(res.Nomination.GPUs), "instance %d: the nomination", i)
-		if len(want) > 0 {
-			require.Equal(t, want, res.Nomination.GPUs, "instance %d: the nomination", i)
-		}
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	slices.Sort(displaced)
+	displaced = slices.Compact(displaced)
+	require.Equal(t, len(want), len(res.Nomination.GPUs), "instance %d: the nomination", i)
+	if len(want) > 0 {
+		require.Equal(t, want, res.Nomination.GPUs, "instance %d: the nomination", i)
+	}
+	require.Equal(t, len(displaced), len(res.Displaced), "instance %d: the nominations displaced", i)
+	if len(displaced) > 0 {
+		require.Equal(t, displaced, res.Displaced, "instance %d: the nominations displaced", i)
 	}
 	c = s.Clone()
 	d := res.Delta()

@@ -92,7 +92,8 @@ type Planner struct {
 	millis []uint64
 	preW   []uint64 // bit j: live and preemptible
 
-	// Per job id, stamped per model (candEp) or per marking (markEp).
+	// Per job id, stamped per model (candEp; between builds, per domain
+	// the credit bound reads) or per marking (markEp).
 	candEpoch uint32
 	candEp    []uint32
 	candIdx   []int32
@@ -152,8 +153,12 @@ type Planner struct {
 	bestTopDown bool // the best answer is the top-down one (its cost counted as it was built)
 	// milliHist counts GPUs by the milli freeing them costs (milliFloor).
 	milliHist []int64
-	// gpuBits is sortGPUs' bitmap of the cluster's GPUs.
+	// gpuBits is gpusByBitmap's bitmap of the cluster's GPUs.
 	gpuBits []uint64
+	// hostOrder is nominate's pods in order of host (byHost), hostKeys
+	// their sort keys.
+	hostOrder []int32
+	hostKeys  []uint64
 
 	m, m2 model
 	ex    exSearch
@@ -166,6 +171,10 @@ type Planner struct {
 	bestDom   topology.DomainID
 	bestHost  topology.HostID
 	bestModel bool // p.m still models the answer's scope
+	// plan is the caller's Result.Plan during a search; bestPlaced: the
+	// best answer's placement is in it already (single's).
+	plan       *placement.Plan
+	bestPlaced bool
 	// irreducible: the best answer was checked irreducible already (the
 	// top-down answer's proof); verify has nothing to do.
 	irreducible bool
@@ -302,6 +311,8 @@ func validate(s *topology.State, r *placement.Request) error {
 // searches once more asking placement everything; a second refusal is an
 // error wrapping ErrInternal.
 func (p *Planner) searchAndPlace(out *Result) (bool, error) {
+	p.plan = &out.Plan
+	defer func() { p.plan = nil }()
 	for attempt := 0; ; attempt++ {
 		p.search()
 		if !p.found {
@@ -327,6 +338,9 @@ func (p *Planner) placeBest(out *Result) bool {
 		req = p.hostReq(p.bestHost)
 	}
 	p.tests++
+	if p.bestPlaced {
+		return true // single placed the request with these victims gone
+	}
 	var ok bool
 	var err error
 	if p.bestPodsOK { // the top-down answer read the victims' pods already

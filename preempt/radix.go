@@ -1,11 +1,6 @@
 package preempt
 
-import (
-	"math/bits"
-	"slices"
-
-	"github.com/blinksched/blink/topology"
-)
+import "math/bits"
 
 // radixKey is a sort key with a payload (a candidate index).
 type radixKey struct {
@@ -71,42 +66,4 @@ func (p *Planner) sortInt64s(vals []int64) {
 		vals[i] = int64(sorted[i].k)
 	}
 	p.radixA, p.radixB = sorted, other
-}
-
-// sortGPUs sorts GPU ids (below bound) ascending and returns them, perhaps
-// without duplicates: through a bitmap of the ids below bound when they
-// number at least half its words (a whole-cluster gang's nomination lists
-// hundreds of thousands: O(bound/64 + n)), else by radix above 256 ids.
-func (p *Planner) sortGPUs(g []topology.GPUID, bound int) []topology.GPUID {
-	if len(g) < 256 {
-		slices.Sort(g)
-		return g
-	}
-	if words := (bound + 63) / 64; 2*len(g) >= words {
-		b := resize(p.gpuBits, words)
-		p.gpuBits = b
-		clear(b)
-		for _, x := range g {
-			b[x>>6] |= 1 << (uint(x) & 63)
-		}
-		g = g[:0]
-		for w, x := range b {
-			for ; x != 0; x &= x - 1 {
-				g = append(g, topology.GPUID(w<<6|bits.TrailingZeros64(x)))
-			}
-		}
-		return g
-	}
-	keys := resize(p.radixA, len(g))
-	hi := topology.GPUID(0)
-	for i, x := range g {
-		keys[i] = radixKey{k: uint64(x)}
-		hi = max(hi, x)
-	}
-	sorted, other := radixSort(keys, p.radixB, bits.Len64(uint64(hi)))
-	for i := range sorted {
-		g[i] = topology.GPUID(sorted[i].k)
-	}
-	p.radixA, p.radixB = sorted, other
-	return g
 }

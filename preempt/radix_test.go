@@ -10,24 +10,33 @@ import (
 	"github.com/blinksched/blink/topology"
 )
 
-// TestSortGPUs compares sortGPUs (radix above 256 ids, a bitmap for many
-// ids in a small span) with slices.Sort on random inputs of sizes around the
-// switches and above, duplicates dropped.
-func TestSortGPUs(t *testing.T) {
+// TestByHost checks nominate's order of pods (byHost: a comparison sort
+// below 512 pods, radix above) on random pods of sizes around the switch
+// and above: every index once, hosts ascending.
+func TestByHost(t *testing.T) {
 	seed := testkit.Seed(t, 1)
 	var p Planner
 	for i := range testkit.Steps(t, 200) {
 		rng := rand.New(rand.NewPCG(seed, uint64(i)))
 		n := pickSize(rng)
-		g := make([]topology.GPUID, n)
-		span := 1 + rng.IntN(1<<uint(1+rng.IntN(24)))
-		for k := range g {
-			g[k] = topology.GPUID(rng.IntN(span))
+		if rng.IntN(3) == 0 {
+			n = 510 + rng.IntN(4)
 		}
-		want := slices.Clone(g)
-		slices.Sort(want)
-		if got := p.sortGPUs(g, span); !slices.Equal(slices.Compact(want), slices.Compact(got)) {
-			t.Fatalf("seed %d, instance %d (%d ids below %d): radix order differs", seed, i, n, span)
+		pods := make([]topology.Pod, n)
+		span := 1 + rng.IntN(1<<uint(1+rng.IntN(22)))
+		for k := range pods {
+			pods[k].Host = topology.HostID(rng.IntN(span))
+		}
+		order := p.byHost(pods)
+		seen := make([]bool, n)
+		for k, o := range order {
+			if seen[o] || k > 0 && pods[order[k-1]].Host > pods[o].Host {
+				t.Fatalf("seed %d, instance %d (%d pods on hosts below %d): not a permutation in host order at %d", seed, i, n, span, k)
+			}
+			seen[o] = true
+		}
+		if len(order) != n {
+			t.Fatalf("seed %d, instance %d: %d of %d pods", seed, i, len(order), n)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func (p *Planner) search() {
 	p.found, p.best, p.bound = false, maxCost, maxCost
 	p.bestV, p.bestDom, p.bestHost, p.irreducible = p.bestV[:0], 0, -1, false
 	p.scopes, p.tests, p.testsLate, p.stopped, p.modelled = 0, 0, 0, false, 0
-	p.soloReady, p.loneTried = false, false
+	p.soloReady, p.loneTried, p.bestPlaced = false, false, false
 	p.near, p.nearScore = Reason{}, -1
 	p.heap = p.heap[:0]
 	p.slots.ready, p.leafHosts, p.creditLeaves = false, 0, 0
@@ -124,7 +124,9 @@ func (p *Planner) rekey(e entry) bool {
 // answer costs at least k, and every single victim that fits has solo pods
 // covering Δ, among which the job has the least milli. It reports whether
 // it took the answer (placement decides: CPU, memory or exclusivity may
-// still stand in the way, and then the leaf is modelled as before).
+// still stand in the way, and then the leaf is modelled as before). It
+// places into the caller's plan, which placeBest keeps while the answer
+// stays the best.
 func (p *Planner) single(d topology.DomainID, k Cost) bool {
 	j := p.cred.single
 	if k.Victims != 1 || j < 0 || p.found && !k.Less(p.best) {
@@ -139,13 +141,15 @@ func (p *Planner) single(d topology.DomainID, k Cost) bool {
 	}
 	p.tests++
 	p.gone = append(p.gone[:0], j)
-	ok, _, err := p.solver.PlaceWithout(p.s, p.r, d, p.gone, &p.scratch)
+	p.bestPlaced = false // the plan is about to change
+	ok, _, err := p.solver.PlaceWithout(p.s, p.r, d, p.gone, p.plan)
 	if !ok || err != nil {
 		return false
 	}
 	p.takeBest(k, d, -1, false)
 	p.bestV = append(p.bestV[:0], j)
 	p.irreducible = true // one victim, and the request does not fit with none
+	p.bestPlaced = true  // placeBest has nothing to do unless a better answer comes
 	p.singles++
 	return true
 }
@@ -288,6 +292,7 @@ func (p *Planner) offerSet(v []topology.JobID, c Cost) bool {
 func (p *Planner) takeBest(c Cost, dom topology.DomainID, host topology.HostID, modelled bool) {
 	p.found, p.best, p.bestDom, p.bestHost, p.bestModel = true, c, dom, host, modelled
 	p.irreducible = false // until its proof says otherwise
+	p.bestPlaced = false  // until single says otherwise
 	p.bestPodsOK = false  // until the top-down answer gives them
 	p.bestTopDown = false
 	p.lastJob = -1 // hostMayBeat's verdicts were against the old best

@@ -69,9 +69,11 @@ type slotSummary struct {
 	per    int64     // slots per pod
 	top    []slotJob // by slots descending, then milli ascending
 	prefix []int64   // prefix[i]: the slots of top[:i]
-	millis []int64   // scratch
+	// sorted[L(L−1)/2 : L(L+1)/2] holds the milli of top[:L], ascending:
+	// leastMilli's candidates of sMin slots or more are such a prefix.
+	sorted []int64
 	// least[b]: the least milli of the candidates whose slots fall in
-	// bucket b (slotBucket), over all of them; -1 none.
+	// bucket b (slotBucket) or above, over all of them; -1 none.
 	least [slotBuckets]int64
 	keep  int // the top's size, if > 0 (tests), else slotTop
 }
@@ -93,13 +95,7 @@ func slotBucket(s int64) int {
 // (sMin's own holds some with fewer, which only lowers the bound); -1 if
 // none may.
 func (x *slotSummary) leastFrom(sMin int64) int64 {
-	m := int64(-1)
-	for b := slotBucket(max(sMin, 0)); b < slotBuckets; b++ {
-		if v := x.least[b]; v >= 0 && (m < 0 || v < m) {
-			m = v
-		}
-	}
-	return m
+	return x.least[slotBucket(max(sMin, 0))]
 }
 
 // slotAllowed reports whether the request allows the slot bound: its pods
@@ -125,47 +121,130 @@ func (p *Planner) slotsDue(d topology.DomainID) bool {
 }
 
 // makeSlots summarises the candidates (preemptible, of priority below the
-// request's) for the slot bound.
+// request's) for the slot bound: the least milli per bucket of every one,
+// and the top, offered the candidates with at least the pods of its last
+// once it is full (slotScan finds them). The top holds every candidate
+// (all) unless one came after it was full: the first such is offered
+// whatever its pods, and only then does the floor rise.
 func (p *Planner) makeSlots() {
 	x := &p.slots
 	g := p.sets[p.primary].gpus
 	x.per = (int64(p.t.MaxHostGPUs()) + g - 1) / g
-	top, n, keep := x.top[:0], 0, slotTop
+	keep := slotTop
 	if x.keep > 0 {
 		keep = x.keep
 	}
 	for b := range x.least {
 		x.least[b] = -1
 	}
-	for w, bitsW := range p.preW {
-		for ; bitsW != 0; bitsW &= bitsW - 1 {
-			j := w<<6 | bits.TrailingZeros64(bitsW)
-			if p.prios[j] >= p.r.Priority {
-				continue
-			}
-			n++
-			c := slotJob{slots: x.per * int64(p.npods[j]), milli: int64(p.millis[j])}
-			if b := slotBucket(c.slots); x.least[b] < 0 || c.milli < x.least[b] {
-				x.least[b] = c.milli
-			}
-			if len(top) == keep && !c.better(top[keep-1]) {
-				continue
-			}
-			if len(top) < keep {
-				top = append(top, c)
-			} else {
-				top[keep-1] = c
-			}
-			for i := len(top) - 1; i > 0 && top[i].better(top[i-1]); i-- {
-				top[i], top[i-1] = top[i-1], top[i]
-			}
+	scan := slotScan{words: p.preW, prios: p.prios, npods: p.npods, millis: p.millis,
+		below: p.r.Priority, per: x.per, w: -1}
+	top, over := x.top[:0], false
+	floor := int32(-1) // once the top is full and over: the pods of its last
+	for {
+		pods, milli, ok := scan.next(floor, &x.least)
+		if !ok {
+			break
+		}
+		over = over || len(top) == keep
+		top = x.offer(top, keep, slotJob{slots: x.per * int64(pods), milli: milli})
+		if over {
+			floor = int32(top[keep-1].slots / max(x.per, 1)) // per is 0 on a tree of no GPUs: all slots 0
 		}
 	}
-	x.top, x.all, x.ready = top, n == len(top), true
+	x.top, x.all, x.ready = top, !over, true
+	for b := slotBuckets - 2; b >= 0; b-- { // each bucket's least, then the least from it on
+		if uint64(x.least[b+1]) < uint64(x.least[b]) {
+			x.least[b] = x.least[b+1]
+		}
+	}
 	x.prefix = append(x.prefix[:0], 0)
 	for _, c := range top {
 		x.prefix = append(x.prefix, x.prefix[len(x.prefix)-1]+c.slots)
 	}
+	x.sortPrefixes()
+}
+
+// sortPrefixes fills sorted: each prefix's milli is the one before with
+// the next candidate's inserted. O(top²), once per summary.
+func (x *slotSummary) sortPrefixes() {
+	n := len(x.top)
+	s := resize(x.sorted, n*(n+1)/2)
+	for l := 1; l <= n; l++ {
+		prev, cur := s[(l-1)*(l-2)/2:(l-1)*l/2], s[(l-1)*l/2:l*(l+1)/2]
+		v, i := x.top[l-1].milli, 0
+		for ; i < l-1 && prev[i] <= v; i++ {
+			cur[i] = prev[i]
+		}
+		cur[i] = v
+		copy(cur[i+1:], prev[i:])
+	}
+	x.sorted = s
+}
+
+// slotScan is makeSlots' walk over the preemptible job ids of the compact
+// job view: where it is (word w, its bits not yet read).
+type slotScan struct {
+	words  []uint64
+	prios  []int32
+	npods  []int32
+	millis []uint64
+	below  int32 // the request's priority
+	per    int64 // slots per pod
+	w      int
+	bits   uint64
+}
+
+// next walks on to the next candidate with at least floor pods and returns
+// its pods and milli, or false at the end; on the way it lowers the least
+// milli of every candidate's bucket in least (where "none", -1, is the
+// largest unsigned value: one comparison). It reads every preemptible job
+// id, so it is a loop without calls, its state in registers (with a call in
+// the loop, offer's, the compiler kept it on the stack), over the view's
+// arrays cut to one length (no bounds checks).
+func (s *slotScan) next(floor int32, least *[slotBuckets]int64) (pods int32, milli int64, ok bool) {
+	words, prios := s.words, s.prios
+	npods, millis := s.npods[:len(prios)], s.millis[:len(prios)]
+	below, per, w, b := s.below, s.per, s.w, s.bits
+	for {
+		for b == 0 {
+			if w++; w >= len(words) {
+				s.w, s.bits = w, 0
+				return 0, 0, false
+			}
+			b = words[w]
+		}
+		j := uint(w<<6 | bits.TrailingZeros64(b))
+		b &= b - 1
+		if j >= uint(len(prios)) || prios[j] >= below {
+			continue
+		}
+		pods, milli = npods[j], int64(millis[j])
+		if k := slotBucket(per * int64(pods)); uint64(milli) < uint64(least[k]) {
+			least[k] = milli
+		}
+		if pods >= floor {
+			s.w, s.bits = w, b
+			return pods, milli, true
+		}
+	}
+}
+
+// offer puts candidate c into top (at most keep, in summary order) if it is
+// among the best keep so far, and returns top.
+func (x *slotSummary) offer(top []slotJob, keep int, c slotJob) []slotJob {
+	if len(top) == keep && !c.better(top[keep-1]) {
+		return top
+	}
+	if len(top) < keep {
+		top = append(top, c)
+	} else {
+		top[keep-1] = c
+	}
+	for i := len(top) - 1; i > 0 && top[i].better(top[i-1]); i-- {
+		top[i], top[i-1] = top[i-1], top[i]
+	}
+	return top
 }
 
 // better orders the summary: more slots, then less milli.
@@ -218,12 +297,13 @@ func (p *Planner) slotKey(d topology.DomainID, lb Cost) (Cost, bool) {
 // much milli as the last kept when they have as many slots, and any when
 // they may have more.
 func (x *slotSummary) leastMilli(k int, sMin int64) (int64, bool) {
-	m := x.millis[:0]
-	for _, c := range x.top {
-		if c.slots < sMin {
-			break
+	lo, hi := 0, len(x.top) // the top's candidates of sMin slots or more: top[:lo]
+	for lo < hi {
+		if mid := (lo + hi) / 2; x.top[mid].slots >= sMin {
+			lo = mid + 1
+		} else {
+			hi = mid
 		}
-		m = append(m, c.milli)
 	}
 	pad := int64(-1) // what a candidate beyond the summary may hold at least
 	if last := x.top[len(x.top)-1]; !x.all && last.slots >= sMin {
@@ -232,19 +312,49 @@ func (x *slotSummary) leastMilli(k int, sMin int64) (int64, bool) {
 			pad = max(pad, last.milli)
 		}
 	}
-	for i := 0; i < k && pad >= 0; i++ {
-		m = append(m, pad)
-	}
-	x.millis = m
-	if len(m) < k {
+	if pad < 0 && lo < k {
 		return 0, false
 	}
-	slices.Sort(m)
+	// The k least of those and k candidates beyond holding pad each.
+	sorted, sum, i := x.sorted[lo*(lo-1)/2:lo*(lo+1)/2], int64(0), 0
+	for range k {
+		if i < lo && (pad < 0 || sorted[i] <= pad) {
+			sum += sorted[i]
+			i++
+		} else {
+			sum += pad
+		}
+	}
+	return sum, true
+}
+
+// sumLeast is the sum of the k least values of m (0 < k ≤ len(m)), which
+// it overwrites. A bound's k is a few victims, so for k up to 8 the k least
+// are kept in order at m's front in one pass over the rest; else m is
+// sorted.
+func sumLeast(m []int64, k int) int64 {
+	if k > 8 {
+		slices.Sort(m)
+	} else {
+		for i := 1; i < len(m); i++ {
+			v, j := m[i], min(i, k)
+			if j == k && v >= m[k-1] {
+				continue
+			}
+			if j == k { // v takes m[k-1]'s place in the front
+				j = k - 1
+			}
+			for ; j > 0 && m[j-1] > v; j-- {
+				m[j] = m[j-1]
+			}
+			m[j] = v
+		}
+	}
 	sum := int64(0)
 	for _, v := range m[:k] {
 		sum += v
 	}
-	return sum, true
+	return sum
 }
 
 // lowestPrio is the lower edge of the lowest priority bucket with
