@@ -157,7 +157,7 @@ func (v *Solver) scratch() []cand {
 // skip.
 func (v *Solver) children(cl topology.Level, d topology.DomainID, skip int32, buf []cand) []cand {
 	lo, hi := v.childRange(d, cl)
-	if cl == v.hl && v.exact {
+	if cl == v.hl && v.exact && v.sliceS == 1 {
 		return v.exactHosts(lo, hi, skip, buf)
 	}
 	for c := lo; c < hi; c++ {
@@ -171,10 +171,11 @@ func (v *Solver) children(cl topology.Level, d topology.DomainID, skip int32, bu
 	return buf
 }
 
-// exactHosts is children over hosts [lo, hi) when capacities are exact:
-// one pass over a byte per host. A host's capacity is then hostCap's, from
-// its free count, and its free GPUs (freeOf: no overlay, no nominated GPUs
-// in play) that count.
+// exactHosts is children over hosts [lo, hi) when capacities are exact and
+// the set has no slices (capOf rounds a host's capacity to whole slices
+// where hosts are the slice level): one pass over a byte per host. A host's
+// capacity is then hostCap's, from its free count, and its free GPUs
+// (freeOf: no overlay, no nominated GPUs in play) that count.
 func (v *Solver) exactHosts(lo, hi, skip int32, buf []cand) []cand {
 	for i, k := range v.s.HostFreeCounts()[lo:hi] {
 		h := lo + int32(i)

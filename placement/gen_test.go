@@ -150,6 +150,10 @@ type reqLimits struct {
 	maxSets  int
 	policies bool // also FirstFit and Spread
 	restrict bool // always eligible hosts, given as a Restriction
+	// hostSlices: one set of whole GPUs and nothing else (exact capacities),
+	// in slices of 2 or 3 pods a host, on any host: capacities rounded to
+	// whole slices host by host.
+	hostSlices bool
 }
 
 // genRequest returns a random well-formed request for tree t: 1–2 pod sets of
@@ -217,7 +221,20 @@ func genRequest(rng *rand.Rand, t *topology.Tree, nominees []topology.JobID, lim
 		left -= pods
 		r.Sets = append(r.Sets, genSet(rng, t, r.Required, int32(pods), lim.maxGPUs))
 	}
+	if lim.hostSlices {
+		hostSliced(rng, t, r)
+	}
 	return r
+}
+
+// hostSliced makes r a request of one set of whole GPUs, in slices of 2 or
+// 3 pods a host, with no CPU, memory, exclusivity, models or eligibility.
+func hostSliced(rng *rand.Rand, t *topology.Tree, r *placement.Request) {
+	size := int32(2 + rng.IntN(2))
+	r.Sets = []placement.PodSet{{Pods: size * int32(1+rng.IntN(4)), GPUs: int32(1 + rng.IntN(2)),
+		SliceSize: size, SliceLevel: t.HostLevel()}}
+	r.Exclusive, r.Models, r.Eligible, r.Restriction = false, nil, nil, nil
+	r.Required, r.Preferred = pick(rng, topology.NoLevel, 0), topology.NoLevel
 }
 
 func genSet(rng *rand.Rand, t *topology.Tree, required topology.Level, pods int32, maxGPUs int) placement.PodSet {

@@ -71,6 +71,14 @@ func TestRestrictionOracle(t *testing.T) {
 // hosts whose hosts that may take a pod are few enough for it, as on a busy
 // cluster (a fuzzed engine loop found a two-set gang the greedy layout
 // missed at the root of 24 hosts).
+// TestOracleHostSlices: requests whose slices are per host (capacities
+// rounded to whole slices host by host) on exact capacities — where a fill
+// over hosts that read their free counts unrounded broke a gang's slices
+// (FuzzLoop, testdata/fuzz/FuzzLoop/8c66bd70f23c3576).
+func TestOracleHostSlices(t *testing.T) {
+	oracleTest(t, reqLimits{maxPods: 10, maxGPUs: 8, maxSets: 1, hostSlices: true}, 2000)
+}
+
 func TestOracleBusy(t *testing.T) {
 	oracleTestOn(t, reqLimits{maxPods: 10, maxGPUs: 8, maxSets: 2, policies: true}, 3000, busyTree)
 }
