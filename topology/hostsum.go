@@ -224,3 +224,54 @@ func b2i(b bool) int32 {
 	}
 	return 0
 }
+
+// Commits of one pod of whole GPUs. A pod that takes or gives back whole
+// GPUs on a plain host (plainHost) changes the host's summary in a way
+// known without summarizing it again: its free mask loses or gains those
+// GPUs, capacity, shared milli and partly used GPUs stay. commitTaken and
+// commitGiven write what commit would, for the hosts of journal-free
+// Deltas that commit at once (a deferred commit summarizes the host once
+// at the flush, whatever happened to it).
+
+// plainHost reports whether host h is healthy, not held exclusively, and
+// its commit is not deferred (so its derived data is current), in a Delta
+// that commits at once (not deferring, so not journaled either).
+func (s *State) plainHost(h HostID) bool {
+	return s.hostFlags[h] == uint8(Healthy) && !s.deferring
+}
+
+// commitTaken is commit for plain host h of GPUs [lo, lo+n) after a pod of
+// whole GPUs took gpus and was linked there: the free mask loses gpus, and
+// the host, holding a pod, is not idle.
+func (s *State) commitTaken(h HostID, lo, n int, gpus uint64) {
+	s.hostGen[h]++
+	old := getBits(s.freeW, lo, n)
+	s.commitMask(h, lo, n, old, old&^gpus, false)
+}
+
+// commitGiven is commit for plain host h of GPUs [lo, lo+n) after a pod of
+// whole GPUs gave back gpus and was unlinked: the free mask gains those of
+// them that are neither failed nor nominated.
+func (s *State) commitGiven(h HostID, lo, n int, gpus uint64) {
+	s.hostGen[h]++
+	old := getBits(s.freeW, lo, n)
+	mask := old | gpus&^(getBits(s.failed, lo, n)|getBits(s.nominated, lo, n))
+	s.commitMask(h, lo, n, old, mask, mask == hostMask(n) && s.hostPods[h] < 0)
+}
+
+// commitMask writes plain host h's new free mask (old before) and idleness,
+// and their differences to the aggregates, as commit does. Unjournaled:
+// plain hosts are those of journal-free Deltas.
+func (s *State) commitMask(h HostID, lo, n int, old, mask uint64, idle bool) {
+	if mask != old {
+		s.setBits(s.freeW, lo, n, mask)
+		b, a := int32(s.hostFree[h]), int32(bits.OnesCount64(mask))
+		s.hostFree[h] = uint8(a)
+		s.propagateFree(h, b, a)
+	}
+	w, bit := &s.idleHostW[h>>6], uint64(1)<<(uint(h)&63)
+	if was := *w&bit != 0; idle != was {
+		*w ^= bit
+		s.propagateIdle(h, b2i(idle)-b2i(was))
+	}
+}

@@ -46,9 +46,12 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext
 	next := s.linkOnHost(h, slot, id, rank)
 	r := s.podW(slot)
 	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, rank, next, jnext
-	if whole {
+	switch {
+	case whole:
 		s.commitWhole(h)
-	} else {
+	case p.Milli == 0 && s.plainHost(h):
+		s.commitTaken(h, lo, n, p.GPUs)
+	default:
 		s.commit(h)
 	}
 }
@@ -145,8 +148,14 @@ func (s *State) unplace(slot int32) {
 				s.addPre(h, info.Priority, -int32(n))
 			}
 		}
-	case info.Preemptible:
-		s.addPre(h, info.Priority, -int32(bits.OnesCount64(gpus)))
+	default:
+		if info.Preemptible {
+			s.addPre(h, info.Priority, -int32(bits.OnesCount64(gpus)))
+		}
+		if milli == 0 && s.plainHost(h) {
+			s.commitGiven(h, lo, n, gpus)
+			return
+		}
 	}
 	s.commit(h)
 }
