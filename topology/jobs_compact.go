@@ -71,21 +71,40 @@ func (s *State) PreemptibleJobWords() []uint64 { return s.jobPre[:(s.viewLen()+6
 func (s *State) viewLen() int { return min(len(s.jobPrio), len(s.jobs)) }
 
 // growJobView extends the view to the job table's length (before any
-// journaled write: journal entries point into its arrays).
+// journaled write: journal entries point into its arrays), and past it by
+// up to viewChunk ids where the arrays have the room: a table that grows
+// one id an Apply, as an Engine's does, grows the view once a chunk.
 func (s *State) growJobView() {
 	n := len(s.jobs)
 	if len(s.jobPrio) >= n {
 		return
 	}
-	s.jobPrio = append(s.jobPrio, make([]int32, n-len(s.jobPrio))...)
-	s.jobPods = append(s.jobPods, make([]int32, n-len(s.jobPods))...)
-	s.jobMilli = append(s.jobMilli, make([]uint64, n-len(s.jobMilli))...)
-	s.jobSizes = append(s.jobSizes, make([]int32, n-len(s.jobSizes))...)
-	s.jobHost0 = append(s.jobHost0, make([]HostID, n-len(s.jobHost0))...)
+	room := min(cap(s.jobPrio), cap(s.jobPods), cap(s.jobMilli), cap(s.jobSizes), cap(s.jobHost0), 64*cap(s.jobPre))
+	n = max(n, min(len(s.jobPrio)+viewChunk, room))
+	s.jobPrio = growZero(s.jobPrio, n)
+	s.jobPods = growZero(s.jobPods, n)
+	s.jobMilli = growZero(s.jobMilli, n)
+	s.jobSizes = growZero(s.jobSizes, n)
+	s.jobHost0 = growZero(s.jobHost0, n)
 	if w := (n + 63) / 64; len(s.jobPre) < w {
-		s.jobPre = append(s.jobPre, make([]uint64, w-len(s.jobPre))...)
+		s.jobPre = growZero(s.jobPre, w)
 		s.growPreIndex(w)
 	}
+}
+
+// viewChunk is how many ids past the job table growJobView extends the
+// view by at most.
+const viewChunk = 256
+
+// growZero extends s to length n with zeros, within its capacity if it can.
+func growZero[T any](s []T, n int) []T {
+	if n <= cap(s) {
+		old := len(s)
+		s = s[:n]
+		clear(s[old:])
+		return s
+	}
+	return append(s, make([]T, n-len(s))...)
 }
 
 // reserveJobView makes room for jobs more ids without reallocating (Grow).
