@@ -34,7 +34,8 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 		return err
 	}
 	j.first, j.last, j.n = first, last, int32(len(pods)) // journaled with the record (jobW)
-	s.setJobView(id)
+	milli, size := s.podSums(info, pods)
+	s.setJobView(id, milli, size)
 	s.countMovable(id, 1)
 	s.countPreSize(id, 1)
 	s.countEnd(id, 1)

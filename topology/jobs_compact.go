@@ -119,23 +119,30 @@ func (s *State) reserveJobView(jobs int) {
 	s.reservePreIndex((n+63)/64 + 1)
 }
 
-// setJobView writes job id's entry from its record (zero when absent),
-// journaled. O(its pods) for a live job: their milli-GPUs and size are
-// summed.
-func (s *State) setJobView(id JobID) {
+// setJobView writes live job id's entry from its record, with milli and
+// size its pods' sums (podSums), journaled.
+func (s *State) setJobView(id JobID, milli, size int64) {
 	r := &s.jobs[id]
-	prio, n, milli, size, pre := int32(0), int32(0), int64(0), int64(0), false
-	if r.live {
-		prio, n, pre = r.info.Priority, r.n, r.info.Preemptible
-		milli, size = s.jobSums(id)
-	}
-	s.w32(&s.jobPrio[id], prio)
-	s.w32(&s.jobPods[id], n)
+	s.w32(&s.jobPrio[id], r.info.Priority)
+	s.w32(&s.jobPods[id], r.n)
 	s.w64(&s.jobMilli[id], uint64(milli))
 	s.w32(&s.jobSizes[id], int32(size))
-	if r.live && r.first >= 0 { // left as they are when it goes
-		s.w32((*int32)(&s.jobHost0[id]), int32(s.pods[r.first].Host))
-	}
+	s.w32((*int32)(&s.jobHost0[id]), int32(s.pods[r.first].Host))
+	s.setPreBit(id, r.info.Preemptible)
+}
+
+// clearJobView zeroes job id's entry as the job goes, journaled; the first
+// pod's host stays, meaning nothing once the pod count is 0.
+func (s *State) clearJobView(id JobID) {
+	s.w32(&s.jobPrio[id], 0)
+	s.w32(&s.jobPods[id], 0)
+	s.w64(&s.jobMilli[id], 0)
+	s.w32(&s.jobSizes[id], 0)
+	s.setPreBit(id, false)
+}
+
+// setPreBit sets job id's preemptible bit to pre, journaled.
+func (s *State) setPreBit(id JobID, pre bool) {
 	w, bit := &s.jobPre[id>>6], uint64(1)<<(uint(id)&63)
 	if nw := *w&^bit | b2u(pre)*bit; nw != *w {
 		s.w64(w, nw)

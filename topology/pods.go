@@ -182,7 +182,7 @@ func (s *State) removeJob(id JobID) error {
 	s.releasePods(id)
 	j := s.jobW(id)
 	j.live, j.first, j.last, j.n = false, -1, -1, 0
-	s.setJobView(id)
+	s.clearJobView(id)
 	s.w32(&s.nJobs, s.nJobs-1)
 	return nil
 }
