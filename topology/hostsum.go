@@ -237,7 +237,7 @@ func b2i(b bool) int32 {
 // its commit is not deferred (so its derived data is current), in a Delta
 // that commits at once (not deferring, so not journaled either).
 func (s *State) plainHost(h HostID) bool {
-	return s.hostFlags[h] == uint8(Healthy) && !s.deferring
+	return !s.deferring && s.hostFlags[h] == uint8(Healthy)
 }
 
 // commitTaken is commit for plain host h of GPUs [lo, lo+n) after a pod of

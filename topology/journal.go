@@ -191,3 +191,16 @@ func (s *State) setBits(w []uint64, lo, n int, v uint64) {
 		s.w64(&w[i], nw)
 	}
 }
+
+// clearBits clears bits [lo, lo+n) of w (n ≤ 64), unjournaled: for the
+// journal-free writes of whole hosts (whole.go).
+func clearBits(w []uint64, lo, n int) {
+	if n == 0 {
+		return
+	}
+	m, i, off := hostMask(n), lo>>6, uint(lo)&63
+	w[i] &^= m << off
+	if int(off)+n > 64 { // the host's GPUs straddle two words
+		w[i+1] &^= m >> (64 - off)
+	}
+}

@@ -24,7 +24,10 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext
 	t := s.t
 	h := p.Host
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
-	whole := !s.jr.on && s.takesWhole(h, n, p)
+	if !s.jr.on && s.takesWhole(h, n, p) {
+		s.putWhole(slot, id, info, rank, p, jnext, lo, n)
+		return
+	}
 	if p.Milli == 0 {
 		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)&^p.GPUs)
 	} else {
@@ -46,12 +49,9 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext
 	next := s.linkOnHost(h, slot, id, rank)
 	r := s.podW(slot)
 	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, rank, next, jnext
-	switch {
-	case whole:
-		s.commitWhole(h)
-	case p.Milli == 0 && s.plainHost(h):
+	if p.Milli == 0 && s.plainHost(h) {
 		s.commitTaken(h, lo, n, p.GPUs)
-	default:
+	} else {
 		s.commit(h)
 	}
 }

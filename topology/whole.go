@@ -22,6 +22,29 @@ func (s *State) takesWhole(h HostID, n int, p *Pod) bool {
 	return p.Milli == 0 && p.GPUs == hostMask(n) && s.idleClean(h)
 }
 
+// putWhole is putAt for pod p that takes every GPU of a clean idle host
+// (takesWhole) in a journal-free Delta: the host has no GPU in use and no
+// pod to link the new one among, so its GPUs' bits are cleared and the pod
+// heads the host's list. Unjournaled writes.
+func (s *State) putWhole(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext int32, lo, n int) {
+	h := p.Host
+	clearBits(s.unused, lo, n)
+	if p.CPUMilli|p.MemoryMiB != 0 {
+		s.takeCPUMem(h, -p.CPUMilli, -p.MemoryMiB)
+	}
+	if info.Exclusive { // an idle host is not held exclusively
+		s.hostFlags[h] |= flagExclusive
+		s.addExcl(h, 1)
+	}
+	if info.Preemptible {
+		s.addPre(h, info.Priority, int32(n))
+	}
+	s.hostPods[h] = slot
+	r := &s.pods[slot]
+	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, rank, -1, jnext
+	s.commitWhole(h)
+}
+
 // commitWhole is commit for host h after a pod took all of its GPUs while it
 // was idle and clean (takesWhole): deferred like commit, to a list of its
 // own, which the flush commits by takeWhole (flush.go).
@@ -78,7 +101,7 @@ func (s *State) wholeTaken(h HostID) int32 {
 	lo := int(s.t.hostGPU[h])
 	n := int(s.t.hostGPU[h+1]) - lo
 	s.hostGen[h]++
-	s.setBits(s.freeW, lo, n, 0)
+	clearBits(s.freeW, lo, n)
 	f := int32(s.hostFree[h])
 	s.hostFree[h] = 0
 	s.idleHostW[h>>6] &^= 1 << (uint(h) & 63)
