@@ -43,7 +43,7 @@ func (s *State) summarizeInto(h HostID, lo, n int, sum *hostSum) {
 		for ; part != 0; part &= part - 1 {
 			m := s.milli[lo+bits.TrailingZeros64(part)]
 			sum.shared += int32(m)
-			sum.part += 1 << (8 * (m / PartialBucketMilli))
+			sum.part += partBit(int32(m))
 		}
 	}
 }
@@ -258,6 +258,36 @@ func (s *State) commitGiven(h HostID, lo, n int, gpus uint64) {
 	mask := old | gpus&^(getBits(s.failed, lo, n)|getBits(s.nominated, lo, n))
 	s.commitMask(h, lo, n, old, mask, mask == hostMask(n) && s.hostPods[h] < 0)
 }
+
+// commitMilli is commit for plain host h of GPUs [lo, lo+n) after a
+// fractional pod took or gave back milli-GPUs of its GPU g, whose free milli
+// went from before to after (as gpuMilli: FullGPU unused, 0 in use, else
+// partly used), and was linked or unlinked: only g's share of the summary
+// changes, and only if g is available (neither failed nor nominated).
+func (s *State) commitMilli(h HostID, lo, n, g int, before, after int32) {
+	s.hostGen[h]++
+	old := getBits(s.freeW, lo, n)
+	mask, part, shared := old, s.hostPart[h], int32(s.hostShared[h])
+	if bit := uint64(1) << uint(g-lo); (getBits(s.failed, lo, n)|getBits(s.nominated, lo, n))&bit == 0 {
+		mask = mask&^bit | b2u(after == FullGPU)*bit
+		if before > 0 && before < FullGPU {
+			shared, part = shared-before, part-partBit(before)
+		}
+		if after > 0 && after < FullGPU {
+			shared, part = shared+after, part+partBit(after)
+		}
+	}
+	if b := int32(s.hostShared[h]); shared != b || part != s.hostPart[h] {
+		bPart := s.hostPart[h]
+		s.hostShared[h], s.hostPart[h] = uint16(shared), part
+		s.propagateShared(h, mask != old, int64(shared-b), bPart, part)
+	}
+	s.commitMask(h, lo, n, old, mask, mask == hostMask(n) && s.hostPods[h] < 0)
+}
+
+// partBit is a partly used GPU of free milli m in a host's bucket counts
+// (hostSum.part).
+func partBit(m int32) uint32 { return 1 << (8 * uint(m/PartialBucketMilli)) }
 
 // commitMask writes plain host h's new free mask (old before) and idleness,
 // and their differences to the aggregates, as commit does. Unjournaled:

@@ -28,10 +28,12 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext
 		s.putWhole(slot, id, info, rank, p, jnext, lo, n)
 		return
 	}
+	g, before := lo+bits.TrailingZeros64(p.GPUs), int32(0) // a fractional pod's GPU, its free milli
 	if p.Milli == 0 {
 		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)&^p.GPUs)
 	} else {
-		s.takeMilli(lo, n, p.GPUs, int32(s.gpuMilli(lo+bits.TrailingZeros64(p.GPUs)))-p.Milli)
+		before = int32(s.gpuMilli(g))
+		s.takeMilli(lo, n, p.GPUs, before-p.Milli)
 	}
 	if p.CPUMilli|p.MemoryMiB != 0 {
 		s.takeCPUMem(h, -p.CPUMilli, -p.MemoryMiB)
@@ -49,10 +51,13 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext
 	next := s.linkOnHost(h, slot, id, rank)
 	r := s.podW(slot)
 	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, rank, next, jnext
-	if p.Milli == 0 && s.plainHost(h) {
-		s.commitTaken(h, lo, n, p.GPUs)
-	} else {
+	switch {
+	case !s.plainHost(h):
 		s.commit(h)
+	case p.Milli == 0:
+		s.commitTaken(h, lo, n, p.GPUs)
+	default:
+		s.commitMilli(h, lo, n, g, before, before-p.Milli)
 	}
 }
 
@@ -130,10 +135,12 @@ func (s *State) unplace(slot int32) {
 	h, gpus, milli := p.Host, p.GPUs, p.Milli
 	info := &s.jobs[s.pods[slot].job].info
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
+	g, before := lo+bits.TrailingZeros64(gpus), int32(0) // a fractional pod's GPU, its free milli
 	if milli == 0 {
 		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)|gpus)
 	} else {
-		s.takeMilli(lo, n, gpus, int32(s.gpuMilli(lo+bits.TrailingZeros64(gpus)))+milli)
+		before = int32(s.gpuMilli(g))
+		s.takeMilli(lo, n, gpus, before+milli)
 	}
 	if p.CPUMilli|p.MemoryMiB != 0 {
 		s.takeCPUMem(h, p.CPUMilli, p.MemoryMiB)
@@ -152,8 +159,13 @@ func (s *State) unplace(slot int32) {
 		if info.Preemptible {
 			s.addPre(h, info.Priority, -int32(bits.OnesCount64(gpus)))
 		}
-		if milli == 0 && s.plainHost(h) {
+		switch {
+		case !s.plainHost(h):
+		case milli == 0:
 			s.commitGiven(h, lo, n, gpus)
+			return
+		default:
+			s.commitMilli(h, lo, n, g, before, before+milli)
 			return
 		}
 	}
