@@ -161,19 +161,26 @@ func (s *State) flipIdle(d int32) {
 // and the host's touch.
 func (s *State) propagateFree(h HostID, bFree, aFree int32) {
 	t := s.t
-	m := int32(t.hostModel[h])
-	nm, nb := int32(s.nm), int32(s.nb)
-	dFree := aFree - bFree
-	parent, free, hist := t.domParent, s.domFree, s.domHist
+	m, nm, nb := int32(t.hostModel[h]), int32(s.nm), int32(s.nb)
 	s.touch(h)
+	if nm > 1 {
+		s.propagateModel(h, m, aFree-bFree)
+	}
+	parent, free, hist := t.domParent, s.domFree, s.domHist
+	dFree, row, ib, ia := aFree-bFree, nm*nb, m*nb+bFree, m*nb+aFree // a domain's histograms, the host's buckets in them
 	for d := t.hostParent[h]; d >= 0; d = parent[d] {
 		free[d] += dFree
-		if nm > 1 {
-			s.domModel[d*nm+m] += dFree
-		}
-		base := (d*nm + m) * nb
-		hist[base+bFree]--
-		hist[base+aFree]++
+		hist[d*row+ib]--
+		hist[d*row+ia]++
+	}
+}
+
+// propagateModel adds dFree to the free GPUs of model m of every domain
+// above host h (a tree of several models).
+func (s *State) propagateModel(h HostID, m, dFree int32) {
+	nm := int32(s.nm)
+	for d := s.t.hostParent[h]; d >= 0; d = s.t.domParent[d] {
+		s.domModel[d*nm+m] += dFree
 	}
 }
 
