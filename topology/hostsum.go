@@ -188,14 +188,17 @@ func (s *State) propagateModel(h HostID, m, dFree int32) {
 // (fractional pods only): their aggregates, and the host's touch when the
 // free GPUs did not change (propagateFree touches it then).
 func (s *State) propagateShared(h HostID, touched bool, dShared int64, bPart, aPart uint32) {
-	parent := s.t.domParent
 	if !touched {
 		s.touch(h)
 	}
+	var dPart [PartialBuckets]int32 // the bucket counts' differences, unpacked once
+	addPart(dPart[:], bPart, aPart)
+	parent, shared, part := s.t.domParent, s.domShared, s.domPart
 	for d := s.t.hostParent[h]; d >= 0; d = parent[d] {
-		s.domShared[d] += dShared
-		if bPart != aPart {
-			addPart(s.domPart[int(d)*PartialBuckets:], bPart, aPart)
+		shared[d] += dShared
+		p := part[int(d)*PartialBuckets : int(d)*PartialBuckets+PartialBuckets]
+		for k, v := range dPart {
+			p[k] += v
 		}
 	}
 }
