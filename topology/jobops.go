@@ -82,8 +82,9 @@ func (s *State) podsApart(pods []Pod) bool {
 	return i == len(pods)
 }
 
-// placePods places pods in rank order (validating each first if check),
-// returning the first and last pod slots.
+// placePods places pods in rank order (validating each first if check) in
+// slots taken from the free list, links them in the job's list, and returns
+// the first and last pod slots.
 func (s *State) placePods(id JobID, pods []Pod, check bool) (first, last int32, err error) {
 	info := &s.jobs[id].info
 	first, last = -1, -1
@@ -93,11 +94,17 @@ func (s *State) placePods(id JobID, pods []Pod, check bool) (first, last int32, 
 				return -1, -1, fmt.Errorf("pod %d: %w", i, err)
 			}
 		}
-		last = s.placePod(id, info, int32(i), &pods[i], last)
-		if first < 0 {
-			first = last
+		slot := s.podFree
+		s.w32(&s.podFree, s.pods[slot].jnext)
+		s.putAt(slot, id, info, int32(i), &pods[i], -1)
+		if last >= 0 {
+			s.podW(last).jnext = slot
+		} else {
+			first = slot
 		}
+		last = slot
 	}
+	s.w32(&s.nPods, s.nPods+int32(len(pods)))
 	return first, last, nil
 }
 

@@ -5,19 +5,6 @@ import (
 	"math/bits"
 )
 
-// placePod writes a validated pod of job id at rank, links it after pod slot
-// prev of the same job (-1: first), and returns its slot.
-func (s *State) placePod(id JobID, info *Job, rank int32, p *Pod, prev int32) int32 {
-	slot := s.podFree
-	s.w32(&s.podFree, s.pods[slot].jnext)
-	s.w32(&s.nPods, s.nPods+1)
-	s.putAt(slot, id, info, rank, p, -1)
-	if prev >= 0 {
-		s.podW(prev).jnext = slot
-	}
-	return slot
-}
-
 // putAt writes pod p of job id at rank into slot (whose job-list successor is
 // jnext): takes its resources on its host and links it there.
 func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext int32) {
