@@ -69,27 +69,34 @@ func (s *State) takeWhole(h HostID) {
 }
 
 // takeWholeRun is takeWhole for deferred hosts all under domain p, their
-// differences added up and propagated once (flushRun's way).
+// differences added up and propagated once (flushRun's way). Each host's
+// own figures are written as wholeTaken writes them, inline: a call a host
+// would cost as much as the writes.
 func (s *State) takeWholeRun(p int32, hosts []HostID) {
 	acc := &s.acc
 	acc.reset(s.nm, s.nb)
-	nb := s.nb
+	t, nb := s.t, s.nb
+	flags, gpu, gen, hostFree, idleW := s.hostFlags, t.hostGPU, s.hostGen, s.hostFree, s.idleHostW
+	free, model, hist := int32(0), acc.model, acc.hist
 	for _, h := range hosts {
-		s.hostFlags[h] &^= flagPending
-		f := s.wholeTaken(h)
-		acc.idle--
+		flags[h] &^= flagPending
+		lo := int(gpu[h])
+		gen[h]++
+		clearBits(s.freeW, lo, int(gpu[h+1])-lo)
+		f := int32(hostFree[h])
+		hostFree[h] = 0
+		idleW[h>>6] &^= 1 << (uint(h) & 63)
 		if f == 0 {
 			continue // a host without GPUs: only its idleness changed
 		}
 		s.touch(h)
-		m := int(s.t.hostModel[h])
-		acc.moved = true
-		acc.free -= f
-		acc.model[m] -= f
-		acc.hist[m*nb+int(f)]--
-		acc.hist[m*nb]++
+		m := int(t.hostModel[h])
+		free -= f
+		model[m] -= f
+		hist[m*nb+int(f)]--
+		hist[m*nb]++
 	}
-	acc.any = true
+	acc.free, acc.moved, acc.idle, acc.any = free, free != 0, -int32(len(hosts)), true
 	s.propagateRun(p, acc)
 }
 
