@@ -210,9 +210,9 @@ func (s *State) addPre(h HostID, prio int32, delta int32) {
 		s.jr.pres = append(s.jr.pres, preEntry{h, prio, delta})
 	}
 	b := int32(prioBucket(prio))
-	t := s.t
-	for d := t.hostParent[h]; d >= 0; d = t.domParent[d] {
-		s.domPre[d*prioBuckets+b] += delta
+	parent, pre := s.t.domParent, s.domPre
+	for d := s.t.hostParent[h]; d >= 0; d = parent[d] {
+		pre[d*prioBuckets+b] += delta
 	}
 }
 
