@@ -204,3 +204,13 @@ func clearBits(w []uint64, lo, n int) {
 		w[i+1] &^= m >> (64 - off)
 	}
 }
+
+// clearRange clears bits [lo, hi) of w a word at a time, unjournaled.
+func clearRange(w []uint64, lo, hi int) {
+	for lo < hi {
+		off := uint(lo) & 63
+		n := min(hi-lo, 64-int(off))
+		w[lo>>6] &^= hostMask(n) << off
+		lo += n
+	}
+}

@@ -70,22 +70,20 @@ func (s *State) takeWhole(h HostID) {
 
 // takeWholeRun is takeWhole for deferred hosts all under domain p, their
 // differences added up and propagated once (flushRun's way). Each host's
-// own figures are written as wholeTaken writes them, inline: a call a host
-// would cost as much as the writes.
+// own figures are written as wholeTaken writes them: a new generation and
+// none free one by one, the free mask's and idle bits a range of
+// consecutive hosts at a time (clearWholeBits).
 func (s *State) takeWholeRun(p int32, hosts []HostID) {
 	acc := &s.acc
 	acc.reset(s.nm, s.nb)
 	t, nb := s.t, s.nb
-	flags, gpu, gen, hostFree, idleW := s.hostFlags, t.hostGPU, s.hostGen, s.hostFree, s.idleHostW
+	flags, gen, hostFree := s.hostFlags, s.hostGen, s.hostFree
 	free, model, hist := int32(0), acc.model, acc.hist
 	for _, h := range hosts {
 		flags[h] &^= flagPending
-		lo := int(gpu[h])
 		gen[h]++
-		clearBits(s.freeW, lo, int(gpu[h+1])-lo)
 		f := int32(hostFree[h])
 		hostFree[h] = 0
-		idleW[h>>6] &^= 1 << (uint(h) & 63)
 		if f == 0 {
 			continue // a host without GPUs: only its idleness changed
 		}
@@ -96,8 +94,25 @@ func (s *State) takeWholeRun(p int32, hosts []HostID) {
 		hist[m*nb+int(f)]--
 		hist[m*nb]++
 	}
+	s.clearWholeBits(hosts)
 	acc.free, acc.moved, acc.idle, acc.any = free, free != 0, -int32(len(hosts)), true
 	s.propagateRun(p, acc)
+}
+
+// clearWholeBits clears the free-mask bits of the GPUs of hosts taken whole
+// and their idle bits, a range of consecutive hosts (a rack's, say) at once.
+func (s *State) clearWholeBits(hosts []HostID) {
+	gpu := s.t.hostGPU
+	for i := 0; i < len(hosts); {
+		j := i + 1
+		for j < len(hosts) && hosts[j] == hosts[j-1]+1 {
+			j++
+		}
+		lo, hi := hosts[i], hosts[j-1]+1
+		clearRange(s.freeW, int(gpu[lo]), int(gpu[hi]))
+		clearRange(s.idleHostW, int(lo), int(hi))
+		i = j
+	}
 }
 
 // wholeTaken writes host h's own figures after a pod took every GPU of it
