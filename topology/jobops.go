@@ -64,10 +64,14 @@ func (s *State) ownSets(dst, sets []PodSet) []PodSet {
 // podsApart reports whether pods are on distinct hosts, all in range. Such
 // pods do not interact (each host's GPUs, CPU, memory and exclusivity see
 // one of them), so each can be checked against the State before the first
-// write, and a job of them added without the undo journal. O(pods): hosts
-// are marked in the host flags, and unmarked before it returns.
+// write, and a job of them added without the undo journal. O(pods): pods
+// on ascending hosts (a gang placed in the tree's order) are apart; others
+// have their hosts marked in the host flags, unmarked before it returns.
 func (s *State) podsApart(pods []Pod) bool {
 	n := HostID(s.t.NumHosts())
+	if ascending(pods) {
+		return pods[0].Host >= 0 && pods[len(pods)-1].Host < n
+	}
 	i := 0
 	for ; i < len(pods); i++ {
 		h := pods[i].Host
@@ -80,6 +84,17 @@ func (s *State) podsApart(pods []Pod) bool {
 		s.hostFlags[p.Host] &^= flagSeen
 	}
 	return i == len(pods)
+}
+
+// ascending reports whether pods (at least one) are on strictly ascending
+// hosts.
+func ascending(pods []Pod) bool {
+	for i := 1; i < len(pods); i++ {
+		if pods[i].Host <= pods[i-1].Host {
+			return false
+		}
+	}
+	return true
 }
 
 // placePods places pods in rank order (validating each first if check) in
