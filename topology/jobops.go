@@ -12,11 +12,15 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 	if err := s.validateJob(info, pods); err != nil {
 		return err
 	}
-	if !s.jr.on { // validate before any write: the journal-free path
-		for i := range pods { // one pod, or pods on distinct hosts (podsApart)
-			if err := s.checkPod(id, info, &pods[i]); err != nil {
-				return fmt.Errorf("pod %d: %w", i, err)
-			}
+	switch { // validate before any write: the journal-free path
+	case s.jr.on:
+	case len(pods) > 1: // pods on distinct hosts (podsApart)
+		if err := s.checkApart(id, info, pods); err != nil {
+			return err
+		}
+	default:
+		if err := s.checkPod(id, info, &pods[0]); err != nil {
+			return fmt.Errorf("pod 0: %w", err)
 		}
 	}
 	if n := s.jobs[id].nom; n >= 0 { // the nominee is placed: release its reservation

@@ -1,5 +1,7 @@
 package topology
 
+import "fmt"
+
 // Whole idle hosts. A gang of whole-host pods (a training job's 4- or 8-GPU
 // workers) mostly lands on idle hosts: healthy, no pods, every GPU free. For
 // such a host the checks of a pod that takes all of its GPUs reduce to the
@@ -43,6 +45,26 @@ func (s *State) putWhole(slot int32, id JobID, info *Job, rank int32, p *Pod, jn
 	r := &s.pods[slot]
 	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, rank, -1, jnext
 	s.commitWhole(h)
+}
+
+// checkApart validates pods of job id, on distinct hosts (podsApart),
+// against the State as it is now. A pod of no CPU or memory that takes
+// every GPU of a clean idle host (takesWhole) — healthy, no pod, every GPU
+// free — passes all of checkPod's checks: a gang's whole-host pods are
+// checked here without a call each.
+func (s *State) checkApart(id JobID, info *Job, pods []Pod) error {
+	t := s.t
+	for i := range pods {
+		p := &pods[i]
+		if h := p.Host; p.CPUMilli|p.MemoryMiB == 0 && uint(h) < uint(len(s.hostPods)) &&
+			s.takesWhole(h, t.HostGPUCount(h), p) {
+			continue
+		}
+		if err := s.checkPod(id, info, p); err != nil {
+			return fmt.Errorf("pod %d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // commitWhole is commit for host h after a pod took all of its GPUs while it
