@@ -33,9 +33,14 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 	j.info = *info
 	j.info.Sets = s.ownSets(own, info.Sets)
 	j.live = true
-	first, last, err := s.placePods(id, pods, s.jr.on)
-	if err != nil {
-		return err
+	var first, last int32
+	if !s.jr.on && len(pods) > 1 {
+		first, last = s.placeApart(id, pods)
+	} else {
+		var err error
+		if first, last, err = s.placePods(id, pods, s.jr.on); err != nil {
+			return err
+		}
 	}
 	j.first, j.last, j.n = first, last, int32(len(pods)) // journaled with the record (jobW)
 	milli, size := s.podSums(info, pods)

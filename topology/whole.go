@@ -67,6 +67,32 @@ func (s *State) checkApart(id JobID, info *Job, pods []Pod) error {
 	return nil
 }
 
+// placeApart is placePods for the validated pods of a journal-free gang
+// (checkApart), unjournaled: whole-host pods on clean idle hosts go
+// straight to putWhole.
+func (s *State) placeApart(id JobID, pods []Pod) (first, last int32) {
+	info, t := &s.jobs[id].info, s.t
+	first, last = -1, -1
+	for i := range pods {
+		p := &pods[i]
+		slot := s.podFree
+		s.podFree = s.pods[slot].jnext
+		if h := p.Host; s.takesWhole(h, t.HostGPUCount(h), p) {
+			s.putWhole(slot, id, info, int32(i), p, -1, int(t.hostGPU[h]), t.HostGPUCount(h))
+		} else {
+			s.putAt(slot, id, info, int32(i), p, -1)
+		}
+		if last >= 0 {
+			s.pods[last].jnext = slot
+		} else {
+			first = slot
+		}
+		last = slot
+	}
+	s.nPods += int32(len(pods))
+	return first, last
+}
+
 // commitWhole is commit for host h after a pod took all of its GPUs while it
 // was idle and clean (takesWhole): deferred like commit, to a list of its
 // own, which the flush commits by takeWhole (flush.go).
