@@ -123,12 +123,19 @@ func (s *State) reserveJobView(jobs int) {
 // size its pods' sums (podSums), journaled.
 func (s *State) setJobView(id JobID, milli, size int64) {
 	r := &s.jobs[id]
-	s.w32(&s.jobPrio[id], r.info.Priority)
-	s.w32(&s.jobPods[id], r.n)
-	s.w64(&s.jobMilli[id], uint64(milli))
-	s.w32(&s.jobSizes[id], int32(size))
-	s.w32((*int32)(&s.jobHost0[id]), int32(s.pods[r.first].Host))
+	if s.jr.on { // one test for the five writes below
+		s.journalJobView(id)
+	}
+	s.jobPrio[id], s.jobPods[id], s.jobMilli[id] = r.info.Priority, r.n, uint64(milli)
+	s.jobSizes[id], s.jobHost0[id] = int32(size), s.pods[r.first].Host
 	s.setPreBit(id, r.info.Preemptible)
+}
+
+// journalJobView journals job id's entry but its preemptible bit.
+func (s *State) journalJobView(id JobID) {
+	s.jr.i32 = append(s.jr.i32, jw[int32]{&s.jobPrio[id], s.jobPrio[id]}, jw[int32]{&s.jobPods[id], s.jobPods[id]},
+		jw[int32]{&s.jobSizes[id], s.jobSizes[id]}, jw[int32]{(*int32)(&s.jobHost0[id]), int32(s.jobHost0[id])})
+	s.jr.u64 = append(s.jr.u64, jw[uint64]{&s.jobMilli[id], s.jobMilli[id]})
 }
 
 // clearJobView zeroes job id's entry as the job goes, journaled; the first
