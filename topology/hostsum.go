@@ -304,7 +304,7 @@ func partBit(m int32) uint32 { return 1 << (8 * uint(m/PartialBucketMilli)) }
 // plain hosts are those of journal-free Deltas.
 func (s *State) commitMask(h HostID, lo, n int, old, mask uint64, idle bool) {
 	if mask != old {
-		s.setBits(s.freeW, lo, n, mask)
+		putBits(s.freeW, lo, n, mask)
 		b, a := int32(s.hostFree[h]), int32(bits.OnesCount64(mask))
 		s.hostFree[h] = uint8(a)
 		s.propagateFree(h, b, a)

@@ -192,6 +192,20 @@ func (s *State) setBits(w []uint64, lo, n int, v uint64) {
 	}
 }
 
+// putBits is setBits unjournaled, for the journal-free commits of plain
+// hosts (commitMask).
+func putBits(w []uint64, lo, n int, v uint64) {
+	if n == 0 {
+		return
+	}
+	m, i, off := hostMask(n), lo>>6, uint(lo)&63
+	v &= m
+	w[i] = w[i]&^(m<<off) | v<<off
+	if int(off)+n > 64 { // the host's GPUs straddle two words
+		w[i+1] = w[i+1]&^(m>>(64-off)) | v>>(64-off)
+	}
+}
+
 // clearBits clears bits [lo, lo+n) of w (n ≤ 64), unjournaled: for the
 // journal-free writes of whole hosts (whole.go).
 func clearBits(w []uint64, lo, n int) {
