@@ -17,7 +17,7 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext
 	}
 	g, before := lo+bits.TrailingZeros64(p.GPUs), int32(0) // a fractional pod's GPU, its free milli
 	if p.Milli == 0 {
-		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)&^p.GPUs)
+		s.clearMask(s.unused, lo, n, p.GPUs)
 	} else {
 		before = int32(s.gpuMilli(g))
 		s.takeMilli(lo, n, p.GPUs, before-p.Milli)
