@@ -108,12 +108,13 @@ func (s *State) commitWhole(h HostID) {
 // takeWhole commits host h, idle and clean before a pod took all of its
 // GPUs: the summary goes from n free GPUs and idle to none free, capacity,
 // shared milli and partly used GPUs unchanged (an idle host has no partly
-// used GPU), which commit would find by summarizing it again.
+// used GPU), which commit would find by summarizing it again; propagate's
+// parts for the free GPUs and idleness carry it to the aggregates.
 func (s *State) takeWhole(h HostID) {
-	f := s.wholeTaken(h)
-	c := int32(s.hostCap[h])
-	b, a := hostSum{free: f, cap: c, idle: true}, hostSum{cap: c}
-	s.propagate(h, &b, &a)
+	if f := s.wholeTaken(h); f != 0 {
+		s.propagateFree(h, f, 0)
+	}
+	s.propagateIdle(h, -1)
 }
 
 // takeWholeRun is takeWhole for deferred hosts all under domain p, their
