@@ -210,6 +210,22 @@ func (s *State) clearMask(w []uint64, lo, n int, m uint64) {
 	}
 }
 
+// setMask is clearMask setting the bits.
+func (s *State) setMask(w []uint64, lo, n int, m uint64) {
+	if s.jr.on {
+		s.setBits(w, lo, n, getBits(w, lo, n)|m)
+		return
+	}
+	if m == 0 {
+		return
+	}
+	i, off := lo>>6, uint(lo)&63
+	w[i] |= m << off
+	if int(off)+n > 64 { // the host's GPUs straddle two words
+		w[i+1] |= m >> (64 - off)
+	}
+}
+
 // putBits is setBits unjournaled, for the journal-free commits of plain
 // hosts (commitMask).
 func putBits(w []uint64, lo, n int, v uint64) {

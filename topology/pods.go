@@ -124,7 +124,7 @@ func (s *State) unplace(slot int32) {
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
 	g, before := lo+bits.TrailingZeros64(gpus), int32(0) // a fractional pod's GPU, its free milli
 	if milli == 0 {
-		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)|gpus)
+		s.setMask(s.unused, lo, n, gpus)
 	} else {
 		before = int32(s.gpuMilli(g))
 		s.takeMilli(lo, n, gpus, before+milli)
