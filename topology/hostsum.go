@@ -295,6 +295,20 @@ func (s *State) commitMilli(h HostID, lo, n, g int, before, after int32) {
 	s.commitMask(h, lo, n, old, mask, mask == hostMask(n) && s.hostPods[h] < 0)
 }
 
+// commitNominated is commit for plain host h of GPUs [lo, lo+n) after its
+// GPUs m, none of them partly used, were nominated (on) or no longer: their
+// free bits go, or come back for those unused and not failed; shared milli
+// and partly used GPUs stay.
+func (s *State) commitNominated(h HostID, lo, n int, m uint64, on bool) {
+	s.hostGen[h]++
+	old := getBits(s.freeW, lo, n)
+	mask := old &^ m
+	if !on {
+		mask = old | m&getBits(s.unused, lo, n)&^getBits(s.failed, lo, n)
+	}
+	s.commitMask(h, lo, n, old, mask, mask == hostMask(n) && s.hostPods[h] < 0)
+}
+
 // partBit is a partly used GPU of free milli m in a host's bucket counts
 // (hostSum.part).
 func partBit(m int32) uint32 { return 1 << (8 * uint(m/PartialBucketMilli)) }
