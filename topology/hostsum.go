@@ -235,13 +235,14 @@ func b2i(b bool) int32 {
 	return 0
 }
 
-// Commits of one pod of whole GPUs. A pod that takes or gives back whole
-// GPUs on a plain host (plainHost) changes the host's summary in a way
-// known without summarizing it again: its free mask loses or gains those
-// GPUs, capacity, shared milli and partly used GPUs stay. commitTaken and
-// commitGiven write what commit would, for the hosts of journal-free
-// Deltas that commit at once (a deferred commit summarizes the host once
-// at the flush, whatever happened to it).
+// Commits that know what changed. A pod placed or removed on a plain host
+// (plainHost), or a nomination made or dropped there, changes the host's
+// summary in a way known without summarizing it again: its free mask loses
+// or gains the pod's or nomination's GPUs, a fractional pod's GPU moves
+// its shared milli and bucket counts, capacity stays. commitTaken,
+// commitGiven, commitMilli and commitNominated write what commit would,
+// for the hosts of journal-free Deltas that commit at once (a deferred
+// commit summarizes the host once at the flush, whatever happened to it).
 
 // plainHost reports whether host h is healthy, not held exclusively, and
 // its commit is not deferred (so its derived data is current), in a Delta
@@ -297,14 +298,14 @@ func (s *State) commitMilli(h HostID, lo, n, g int, before, after int32) {
 
 // commitNominated is commit for plain host h of GPUs [lo, lo+n) after its
 // GPUs m, none of them partly used, were nominated (on) or no longer: their
-// free bits go, or come back for those unused and not failed; shared milli
-// and partly used GPUs stay.
+// free bits go, or come back for those unused and neither failed nor
+// nominated; shared milli and partly used GPUs stay.
 func (s *State) commitNominated(h HostID, lo, n int, m uint64, on bool) {
 	s.hostGen[h]++
 	old := getBits(s.freeW, lo, n)
 	mask := old &^ m
 	if !on {
-		mask = old | m&getBits(s.unused, lo, n)&^getBits(s.failed, lo, n)
+		mask = old | m&getBits(s.unused, lo, n)&^(getBits(s.failed, lo, n)|getBits(s.nominated, lo, n))
 	}
 	s.commitMask(h, lo, n, old, mask, mask == hostMask(n) && s.hostPods[h] < 0)
 }

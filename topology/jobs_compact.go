@@ -131,7 +131,8 @@ func (s *State) setJobView(id JobID, milli, size int64) {
 	s.setPreBit(id, r.info.Preemptible)
 }
 
-// journalJobView journals job id's entry but its preemptible bit.
+// journalJobView journals the old values of job id's entry, all but its
+// preemptible bit (setPreBit journals that).
 func (s *State) journalJobView(id JobID) {
 	s.jr.i32 = append(s.jr.i32, jw[int32]{&s.jobPrio[id], s.jobPrio[id]}, jw[int32]{&s.jobPods[id], s.jobPods[id]},
 		jw[int32]{&s.jobSizes[id], s.jobSizes[id]}, jw[int32]{(*int32)(&s.jobHost0[id]), int32(s.jobHost0[id])})

@@ -146,13 +146,12 @@ func (s *State) unplace(slot int32) {
 		if info.Preemptible {
 			s.addPre(h, info.Priority, -int32(bits.OnesCount64(gpus)))
 		}
-		switch {
-		case !s.plainHost(h):
-		case milli == 0:
-			s.commitGiven(h, lo, n, gpus)
-			return
-		default:
-			s.commitMilli(h, lo, n, g, before, before+milli)
+		if s.plainHost(h) { // the summary changes by the pod's GPUs alone
+			if milli == 0 {
+				s.commitGiven(h, lo, n, gpus)
+			} else {
+				s.commitMilli(h, lo, n, g, before, before+milli)
+			}
 			return
 		}
 	}
