@@ -47,7 +47,9 @@ func (s *State) Apply(d Delta) error {
 		}
 	}
 	s.jr.on = false
-	s.flushPending()
+	if s.deferring { // else no commit waits
+		s.flushPending()
+	}
 	return nil
 }
 

@@ -43,7 +43,7 @@ func (s *State) summarizeInto(h HostID, lo, n int, sum *hostSum) {
 		for ; part != 0; part &= part - 1 {
 			m := s.milli[lo+bits.TrailingZeros64(part)]
 			sum.shared += int32(m)
-			sum.part += 1 << (8 * (m / PartialBucketMilli))
+			sum.part += partBit(int32(m))
 		}
 	}
 }
@@ -161,19 +161,26 @@ func (s *State) flipIdle(d int32) {
 // and the host's touch.
 func (s *State) propagateFree(h HostID, bFree, aFree int32) {
 	t := s.t
-	m := int32(t.hostModel[h])
-	nm, nb := int32(s.nm), int32(s.nb)
-	dFree := aFree - bFree
-	parent, free, hist := t.domParent, s.domFree, s.domHist
+	m, nm, nb := int32(t.hostModel[h]), int32(s.nm), int32(s.nb)
 	s.touch(h)
+	if nm > 1 {
+		s.propagateModel(h, m, aFree-bFree)
+	}
+	parent, free, hist := t.domParent, s.domFree, s.domHist
+	dFree, row, ib, ia := aFree-bFree, nm*nb, m*nb+bFree, m*nb+aFree // a domain's histograms, the host's buckets in them
 	for d := t.hostParent[h]; d >= 0; d = parent[d] {
 		free[d] += dFree
-		if nm > 1 {
-			s.domModel[d*nm+m] += dFree
-		}
-		base := (d*nm + m) * nb
-		hist[base+bFree]--
-		hist[base+aFree]++
+		hist[d*row+ib]--
+		hist[d*row+ia]++
+	}
+}
+
+// propagateModel adds dFree to the free GPUs of model m of every domain
+// above host h (a tree of several models).
+func (s *State) propagateModel(h HostID, m, dFree int32) {
+	nm := int32(s.nm)
+	for d := s.t.hostParent[h]; d >= 0; d = s.t.domParent[d] {
+		s.domModel[d*nm+m] += dFree
 	}
 }
 
@@ -181,14 +188,17 @@ func (s *State) propagateFree(h HostID, bFree, aFree int32) {
 // (fractional pods only): their aggregates, and the host's touch when the
 // free GPUs did not change (propagateFree touches it then).
 func (s *State) propagateShared(h HostID, touched bool, dShared int64, bPart, aPart uint32) {
-	parent := s.t.domParent
 	if !touched {
 		s.touch(h)
 	}
+	var dPart [PartialBuckets]int32 // the bucket counts' differences, unpacked once
+	addPart(dPart[:], bPart, aPart)
+	parent, shared, part := s.t.domParent, s.domShared, s.domPart
 	for d := s.t.hostParent[h]; d >= 0; d = parent[d] {
-		s.domShared[d] += dShared
-		if bPart != aPart {
-			addPart(s.domPart[int(d)*PartialBuckets:], bPart, aPart)
+		shared[d] += dShared
+		p := part[int(d)*PartialBuckets : int(d)*PartialBuckets+PartialBuckets]
+		for k, v := range dPart {
+			p[k] += v
 		}
 	}
 }
@@ -200,9 +210,9 @@ func (s *State) addPre(h HostID, prio int32, delta int32) {
 		s.jr.pres = append(s.jr.pres, preEntry{h, prio, delta})
 	}
 	b := int32(prioBucket(prio))
-	t := s.t
-	for d := t.hostParent[h]; d >= 0; d = t.domParent[d] {
-		s.domPre[d*prioBuckets+b] += delta
+	parent, pre := s.t.domParent, s.domPre
+	for d := s.t.hostParent[h]; d >= 0; d = parent[d] {
+		pre[d*prioBuckets+b] += delta
 	}
 }
 
@@ -223,4 +233,100 @@ func b2i(b bool) int32 {
 		return 1
 	}
 	return 0
+}
+
+// Commits that know what changed. A pod placed or removed on a plain host
+// (plainHost), or a nomination made or dropped there, changes the host's
+// summary in a way known without summarizing it again: its free mask loses
+// or gains the pod's or nomination's GPUs, a fractional pod's GPU moves
+// its shared milli and bucket counts, capacity stays. commitTaken,
+// commitGiven, commitMilli and commitNominated write what commit would,
+// for the hosts of journal-free Deltas that commit at once (a deferred
+// commit summarizes the host once at the flush, whatever happened to it).
+
+// plainHost reports whether host h is healthy, not held exclusively, and
+// its commit is not deferred (so its derived data is current), in a Delta
+// that commits at once (not deferring, so not journaled either).
+func (s *State) plainHost(h HostID) bool {
+	return !s.deferring && s.hostFlags[h] == uint8(Healthy)
+}
+
+// commitTaken is commit for plain host h of GPUs [lo, lo+n) after a pod of
+// whole GPUs took gpus and was linked there: the free mask loses gpus, and
+// the host, holding a pod, is not idle.
+func (s *State) commitTaken(h HostID, lo, n int, gpus uint64) {
+	s.hostGen[h]++
+	old := getBits(s.freeW, lo, n)
+	s.commitMask(h, lo, n, old, old&^gpus, false)
+}
+
+// commitGiven is commit for plain host h of GPUs [lo, lo+n) after a pod of
+// whole GPUs gave back gpus and was unlinked: the free mask gains those of
+// them that are neither failed nor nominated.
+func (s *State) commitGiven(h HostID, lo, n int, gpus uint64) {
+	s.hostGen[h]++
+	old := getBits(s.freeW, lo, n)
+	mask := old | gpus&^(getBits(s.failed, lo, n)|getBits(s.nominated, lo, n))
+	s.commitMask(h, lo, n, old, mask, mask == hostMask(n) && s.hostPods[h] < 0)
+}
+
+// commitMilli is commit for plain host h of GPUs [lo, lo+n) after a
+// fractional pod took or gave back milli-GPUs of its GPU g, whose free milli
+// went from before to after (as gpuMilli: FullGPU unused, 0 in use, else
+// partly used), and was linked or unlinked: only g's share of the summary
+// changes, and only if g is available (neither failed nor nominated).
+func (s *State) commitMilli(h HostID, lo, n, g int, before, after int32) {
+	s.hostGen[h]++
+	old := getBits(s.freeW, lo, n)
+	mask, part, shared := old, s.hostPart[h], int32(s.hostShared[h])
+	if bit := uint64(1) << uint(g-lo); (getBits(s.failed, lo, n)|getBits(s.nominated, lo, n))&bit == 0 {
+		mask = mask&^bit | b2u(after == FullGPU)*bit
+		if before > 0 && before < FullGPU {
+			shared, part = shared-before, part-partBit(before)
+		}
+		if after > 0 && after < FullGPU {
+			shared, part = shared+after, part+partBit(after)
+		}
+	}
+	if b := int32(s.hostShared[h]); shared != b || part != s.hostPart[h] {
+		bPart := s.hostPart[h]
+		s.hostShared[h], s.hostPart[h] = uint16(shared), part
+		s.propagateShared(h, mask != old, int64(shared-b), bPart, part)
+	}
+	s.commitMask(h, lo, n, old, mask, mask == hostMask(n) && s.hostPods[h] < 0)
+}
+
+// commitNominated is commit for plain host h of GPUs [lo, lo+n) after its
+// GPUs m, none of them partly used, were nominated (on) or no longer: their
+// free bits go, or come back for those unused and neither failed nor
+// nominated; shared milli and partly used GPUs stay.
+func (s *State) commitNominated(h HostID, lo, n int, m uint64, on bool) {
+	s.hostGen[h]++
+	old := getBits(s.freeW, lo, n)
+	mask := old &^ m
+	if !on {
+		mask = old | m&getBits(s.unused, lo, n)&^(getBits(s.failed, lo, n)|getBits(s.nominated, lo, n))
+	}
+	s.commitMask(h, lo, n, old, mask, mask == hostMask(n) && s.hostPods[h] < 0)
+}
+
+// partBit is a partly used GPU of free milli m in a host's bucket counts
+// (hostSum.part).
+func partBit(m int32) uint32 { return 1 << (8 * uint(m/PartialBucketMilli)) }
+
+// commitMask writes plain host h's new free mask (old before) and idleness,
+// and their differences to the aggregates, as commit does. Unjournaled:
+// plain hosts are those of journal-free Deltas.
+func (s *State) commitMask(h HostID, lo, n int, old, mask uint64, idle bool) {
+	if mask != old {
+		putBits(s.freeW, lo, n, mask)
+		b, a := int32(s.hostFree[h]), int32(bits.OnesCount64(mask))
+		s.hostFree[h] = uint8(a)
+		s.propagateFree(h, b, a)
+	}
+	w, bit := &s.idleHostW[h>>6], uint64(1)<<(uint(h)&63)
+	if was := *w&bit != 0; idle != was {
+		*w ^= bit
+		s.propagateIdle(h, b2i(idle)-b2i(was))
+	}
 }

@@ -12,11 +12,15 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 	if err := s.validateJob(info, pods); err != nil {
 		return err
 	}
-	if !s.jr.on { // validate before any write: the journal-free path
-		for i := range pods { // one pod, or pods on distinct hosts (podsApart)
-			if err := s.checkPod(id, info, &pods[i]); err != nil {
-				return fmt.Errorf("pod %d: %w", i, err)
-			}
+	switch { // validate before any write: the journal-free path
+	case s.jr.on:
+	case len(pods) > 1: // pods on distinct hosts (podsApart)
+		if err := s.checkApart(id, info, pods); err != nil {
+			return err
+		}
+	default:
+		if err := s.checkPod(id, info, &pods[0]); err != nil {
+			return fmt.Errorf("pod 0: %w", err)
 		}
 	}
 	if n := s.jobs[id].nom; n >= 0 { // the nominee is placed: release its reservation
@@ -29,12 +33,18 @@ func (s *State) addJob(id JobID, info *Job, pods []Pod) error {
 	j.info = *info
 	j.info.Sets = s.ownSets(own, info.Sets)
 	j.live = true
-	first, last, err := s.placePods(id, pods, s.jr.on)
-	if err != nil {
-		return err
+	var first, last int32
+	if !s.jr.on && len(pods) > 1 {
+		first, last = s.placeApart(id, pods)
+	} else {
+		var err error
+		if first, last, err = s.placePods(id, pods, s.jr.on); err != nil {
+			return err
+		}
 	}
 	j.first, j.last, j.n = first, last, int32(len(pods)) // journaled with the record (jobW)
-	s.setJobView(id)
+	milli, size := s.podSums(info, pods)
+	s.setJobView(id, milli, size)
 	s.countMovable(id, 1)
 	s.countPreSize(id, 1)
 	s.countEnd(id, 1)
@@ -63,10 +73,14 @@ func (s *State) ownSets(dst, sets []PodSet) []PodSet {
 // podsApart reports whether pods are on distinct hosts, all in range. Such
 // pods do not interact (each host's GPUs, CPU, memory and exclusivity see
 // one of them), so each can be checked against the State before the first
-// write, and a job of them added without the undo journal. O(pods): hosts
-// are marked in the host flags, and unmarked before it returns.
+// write, and a job of them added without the undo journal. O(pods): pods
+// on ascending hosts (a gang placed in the tree's order) are apart; others
+// have their hosts marked in the host flags, unmarked before it returns.
 func (s *State) podsApart(pods []Pod) bool {
 	n := HostID(s.t.NumHosts())
+	if ascending(pods) {
+		return pods[0].Host >= 0 && pods[len(pods)-1].Host < n
+	}
 	i := 0
 	for ; i < len(pods); i++ {
 		h := pods[i].Host
@@ -81,8 +95,20 @@ func (s *State) podsApart(pods []Pod) bool {
 	return i == len(pods)
 }
 
-// placePods places pods in rank order (validating each first if check),
-// returning the first and last pod slots.
+// ascending reports whether pods (at least one) are on strictly ascending
+// hosts.
+func ascending(pods []Pod) bool {
+	for i := 1; i < len(pods); i++ {
+		if pods[i].Host <= pods[i-1].Host {
+			return false
+		}
+	}
+	return true
+}
+
+// placePods places pods in rank order (validating each first if check) in
+// slots taken from the free list, links them in the job's list, and returns
+// the first and last pod slots.
 func (s *State) placePods(id JobID, pods []Pod, check bool) (first, last int32, err error) {
 	info := &s.jobs[id].info
 	first, last = -1, -1
@@ -92,11 +118,17 @@ func (s *State) placePods(id JobID, pods []Pod, check bool) (first, last int32, 
 				return -1, -1, fmt.Errorf("pod %d: %w", i, err)
 			}
 		}
-		last = s.placePod(id, info, int32(i), &pods[i], last)
-		if first < 0 {
-			first = last
+		slot := s.podFree
+		s.w32(&s.podFree, s.pods[slot].jnext)
+		s.putAt(slot, id, info, int32(i), &pods[i], -1)
+		if last >= 0 {
+			s.podW(last).jnext = slot
+		} else {
+			first = slot
 		}
+		last = slot
 	}
+	s.w32(&s.nPods, s.nPods+int32(len(pods)))
 	return first, last, nil
 }
 

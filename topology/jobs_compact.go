@@ -71,21 +71,40 @@ func (s *State) PreemptibleJobWords() []uint64 { return s.jobPre[:(s.viewLen()+6
 func (s *State) viewLen() int { return min(len(s.jobPrio), len(s.jobs)) }
 
 // growJobView extends the view to the job table's length (before any
-// journaled write: journal entries point into its arrays).
+// journaled write: journal entries point into its arrays), and past it by
+// up to viewChunk ids where the arrays have the room: a table that grows
+// one id an Apply, as an Engine's does, grows the view once a chunk.
 func (s *State) growJobView() {
 	n := len(s.jobs)
 	if len(s.jobPrio) >= n {
 		return
 	}
-	s.jobPrio = append(s.jobPrio, make([]int32, n-len(s.jobPrio))...)
-	s.jobPods = append(s.jobPods, make([]int32, n-len(s.jobPods))...)
-	s.jobMilli = append(s.jobMilli, make([]uint64, n-len(s.jobMilli))...)
-	s.jobSizes = append(s.jobSizes, make([]int32, n-len(s.jobSizes))...)
-	s.jobHost0 = append(s.jobHost0, make([]HostID, n-len(s.jobHost0))...)
+	room := min(cap(s.jobPrio), cap(s.jobPods), cap(s.jobMilli), cap(s.jobSizes), cap(s.jobHost0), 64*cap(s.jobPre))
+	n = max(n, min(len(s.jobPrio)+viewChunk, room))
+	s.jobPrio = growZero(s.jobPrio, n)
+	s.jobPods = growZero(s.jobPods, n)
+	s.jobMilli = growZero(s.jobMilli, n)
+	s.jobSizes = growZero(s.jobSizes, n)
+	s.jobHost0 = growZero(s.jobHost0, n)
 	if w := (n + 63) / 64; len(s.jobPre) < w {
-		s.jobPre = append(s.jobPre, make([]uint64, w-len(s.jobPre))...)
+		s.jobPre = growZero(s.jobPre, w)
 		s.growPreIndex(w)
 	}
+}
+
+// viewChunk is how many ids past the job table growJobView extends the
+// view by at most.
+const viewChunk = 256
+
+// growZero extends s to length n with zeros, within its capacity if it can.
+func growZero[T any](s []T, n int) []T {
+	if n <= cap(s) {
+		old := len(s)
+		s = s[:n]
+		clear(s[old:])
+		return s
+	}
+	return append(s, make([]T, n-len(s))...)
 }
 
 // reserveJobView makes room for jobs more ids without reallocating (Grow).
@@ -100,23 +119,38 @@ func (s *State) reserveJobView(jobs int) {
 	s.reservePreIndex((n+63)/64 + 1)
 }
 
-// setJobView writes job id's entry from its record (zero when absent),
-// journaled. O(its pods) for a live job: their milli-GPUs and size are
-// summed.
-func (s *State) setJobView(id JobID) {
+// setJobView writes live job id's entry from its record, with milli and
+// size its pods' sums (podSums), journaled.
+func (s *State) setJobView(id JobID, milli, size int64) {
 	r := &s.jobs[id]
-	prio, n, milli, size, pre := int32(0), int32(0), int64(0), int64(0), false
-	if r.live {
-		prio, n, pre = r.info.Priority, r.n, r.info.Preemptible
-		milli, size = s.jobSums(id)
+	if s.jr.on { // one test for the five writes below
+		s.journalJobView(id)
 	}
-	s.w32(&s.jobPrio[id], prio)
-	s.w32(&s.jobPods[id], n)
-	s.w64(&s.jobMilli[id], uint64(milli))
-	s.w32(&s.jobSizes[id], int32(size))
-	if r.live && r.first >= 0 { // left as they are when it goes
-		s.w32((*int32)(&s.jobHost0[id]), int32(s.pods[r.first].Host))
-	}
+	s.jobPrio[id], s.jobPods[id], s.jobMilli[id] = r.info.Priority, r.n, uint64(milli)
+	s.jobSizes[id], s.jobHost0[id] = int32(size), s.pods[r.first].Host
+	s.setPreBit(id, r.info.Preemptible)
+}
+
+// journalJobView journals the old values of job id's entry, all but its
+// preemptible bit (setPreBit journals that).
+func (s *State) journalJobView(id JobID) {
+	s.jr.i32 = append(s.jr.i32, jw[int32]{&s.jobPrio[id], s.jobPrio[id]}, jw[int32]{&s.jobPods[id], s.jobPods[id]},
+		jw[int32]{&s.jobSizes[id], s.jobSizes[id]}, jw[int32]{(*int32)(&s.jobHost0[id]), int32(s.jobHost0[id])})
+	s.jr.u64 = append(s.jr.u64, jw[uint64]{&s.jobMilli[id], s.jobMilli[id]})
+}
+
+// clearJobView zeroes job id's entry as the job goes, journaled; the first
+// pod's host stays, meaning nothing once the pod count is 0.
+func (s *State) clearJobView(id JobID) {
+	s.w32(&s.jobPrio[id], 0)
+	s.w32(&s.jobPods[id], 0)
+	s.w64(&s.jobMilli[id], 0)
+	s.w32(&s.jobSizes[id], 0)
+	s.setPreBit(id, false)
+}
+
+// setPreBit sets job id's preemptible bit to pre, journaled.
+func (s *State) setPreBit(id JobID, pre bool) {
 	w, bit := &s.jobPre[id>>6], uint64(1)<<(uint(id)&63)
 	if nw := *w&^bit | b2u(pre)*bit; nw != *w {
 		s.w64(w, nw)

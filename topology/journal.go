@@ -191,3 +191,74 @@ func (s *State) setBits(w []uint64, lo, n int, v uint64) {
 		s.w64(&w[i], nw)
 	}
 }
+
+// clearMask clears the bits of mask m in w's bits [lo, lo+n) (n ≤ 64, m
+// within them), journaled, and without setBits's reads and writes back when
+// the journal is off.
+func (s *State) clearMask(w []uint64, lo, n int, m uint64) {
+	if s.jr.on {
+		s.setBits(w, lo, n, getBits(w, lo, n)&^m)
+		return
+	}
+	if m == 0 {
+		return
+	}
+	i, off := lo>>6, uint(lo)&63
+	w[i] &^= m << off
+	if int(off)+n > 64 { // the host's GPUs straddle two words
+		w[i+1] &^= m >> (64 - off)
+	}
+}
+
+// setMask is clearMask setting the bits.
+func (s *State) setMask(w []uint64, lo, n int, m uint64) {
+	if s.jr.on {
+		s.setBits(w, lo, n, getBits(w, lo, n)|m)
+		return
+	}
+	if m == 0 {
+		return
+	}
+	i, off := lo>>6, uint(lo)&63
+	w[i] |= m << off
+	if int(off)+n > 64 { // the host's GPUs straddle two words
+		w[i+1] |= m >> (64 - off)
+	}
+}
+
+// putBits is setBits unjournaled, for the journal-free commits of plain
+// hosts (commitMask).
+func putBits(w []uint64, lo, n int, v uint64) {
+	if n == 0 {
+		return
+	}
+	m, i, off := hostMask(n), lo>>6, uint(lo)&63
+	v &= m
+	w[i] = w[i]&^(m<<off) | v<<off
+	if int(off)+n > 64 { // the host's GPUs straddle two words
+		w[i+1] = w[i+1]&^(m>>(64-off)) | v>>(64-off)
+	}
+}
+
+// clearBits clears bits [lo, lo+n) of w (n ≤ 64), unjournaled: for the
+// journal-free writes of whole hosts (whole.go).
+func clearBits(w []uint64, lo, n int) {
+	if n == 0 {
+		return
+	}
+	m, i, off := hostMask(n), lo>>6, uint(lo)&63
+	w[i] &^= m << off
+	if int(off)+n > 64 { // the host's GPUs straddle two words
+		w[i+1] &^= m >> (64 - off)
+	}
+}
+
+// clearRange clears bits [lo, hi) of w a word at a time, unjournaled.
+func clearRange(w []uint64, lo, hi int) {
+	for lo < hi {
+		off := uint(lo) & 63
+		n := min(hi-lo, 64-int(off))
+		w[lo>>6] &^= hostMask(n) << off
+		lo += n
+	}
+}

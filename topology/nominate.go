@@ -67,7 +67,11 @@ func (s *State) markNominated(gpus []GPUID, on bool) {
 			cur &^= m
 		}
 		s.setBits(s.nominated, lo, n, cur)
-		s.commit(h)
+		if s.plainHost(h) && getBits(s.partial, lo, n)&m == 0 {
+			s.commitNominated(h, lo, n, m, on)
+		} else {
+			s.commit(h)
+		}
 	}
 }
 

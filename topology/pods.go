@@ -5,30 +5,22 @@ import (
 	"math/bits"
 )
 
-// placePod writes a validated pod of job id at rank, links it after pod slot
-// prev of the same job (-1: first), and returns its slot.
-func (s *State) placePod(id JobID, info *Job, rank int32, p *Pod, prev int32) int32 {
-	slot := s.podFree
-	s.w32(&s.podFree, s.pods[slot].jnext)
-	s.w32(&s.nPods, s.nPods+1)
-	s.putAt(slot, id, info, rank, p, -1)
-	if prev >= 0 {
-		s.podW(prev).jnext = slot
-	}
-	return slot
-}
-
 // putAt writes pod p of job id at rank into slot (whose job-list successor is
 // jnext): takes its resources on its host and links it there.
 func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext int32) {
 	t := s.t
 	h := p.Host
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
-	whole := !s.jr.on && s.takesWhole(h, n, p)
+	if !s.jr.on && s.takesWhole(h, n, p) {
+		s.putWhole(slot, id, info, rank, p, jnext, lo, n)
+		return
+	}
+	g, before := lo+bits.TrailingZeros64(p.GPUs), int32(0) // a fractional pod's GPU, its free milli
 	if p.Milli == 0 {
-		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)&^p.GPUs)
+		s.clearMask(s.unused, lo, n, p.GPUs)
 	} else {
-		s.takeMilli(lo, n, p.GPUs, int32(s.gpuMilli(lo+bits.TrailingZeros64(p.GPUs)))-p.Milli)
+		before = int32(s.gpuMilli(g))
+		s.takeMilli(lo, n, p.GPUs, before-p.Milli)
 	}
 	if p.CPUMilli|p.MemoryMiB != 0 {
 		s.takeCPUMem(h, -p.CPUMilli, -p.MemoryMiB)
@@ -46,10 +38,13 @@ func (s *State) putAt(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext
 	next := s.linkOnHost(h, slot, id, rank)
 	r := s.podW(slot)
 	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, rank, next, jnext
-	if whole {
-		s.commitWhole(h)
-	} else {
+	switch {
+	case !s.plainHost(h):
 		s.commit(h)
+	case p.Milli == 0:
+		s.commitTaken(h, lo, n, p.GPUs)
+	default:
+		s.commitMilli(h, lo, n, g, before, before-p.Milli)
 	}
 }
 
@@ -127,10 +122,12 @@ func (s *State) unplace(slot int32) {
 	h, gpus, milli := p.Host, p.GPUs, p.Milli
 	info := &s.jobs[s.pods[slot].job].info
 	lo, n := int(t.hostGPU[h]), t.HostGPUCount(h)
+	g, before := lo+bits.TrailingZeros64(gpus), int32(0) // a fractional pod's GPU, its free milli
 	if milli == 0 {
-		s.setBits(s.unused, lo, n, getBits(s.unused, lo, n)|gpus)
+		s.setMask(s.unused, lo, n, gpus)
 	} else {
-		s.takeMilli(lo, n, gpus, int32(s.gpuMilli(lo+bits.TrailingZeros64(gpus)))+milli)
+		before = int32(s.gpuMilli(g))
+		s.takeMilli(lo, n, gpus, before+milli)
 	}
 	if p.CPUMilli|p.MemoryMiB != 0 {
 		s.takeCPUMem(h, p.CPUMilli, p.MemoryMiB)
@@ -145,8 +142,18 @@ func (s *State) unplace(slot int32) {
 				s.addPre(h, info.Priority, -int32(n))
 			}
 		}
-	case info.Preemptible:
-		s.addPre(h, info.Priority, -int32(bits.OnesCount64(gpus)))
+	default:
+		if info.Preemptible {
+			s.addPre(h, info.Priority, -int32(bits.OnesCount64(gpus)))
+		}
+		if s.plainHost(h) { // the summary changes by the pod's GPUs alone
+			if milli == 0 {
+				s.commitGiven(h, lo, n, gpus)
+			} else {
+				s.commitMilli(h, lo, n, g, before, before+milli)
+			}
+			return
+		}
 	}
 	s.commit(h)
 }
@@ -173,7 +180,7 @@ func (s *State) removeJob(id JobID) error {
 	s.releasePods(id)
 	j := s.jobW(id)
 	j.live, j.first, j.last, j.n = false, -1, -1, 0
-	s.setJobView(id)
+	s.clearJobView(id)
 	s.w32(&s.nJobs, s.nJobs-1)
 	return nil
 }

@@ -38,16 +38,42 @@ func (s *State) jobSums(id JobID) (milli, size int64) {
 		q := &s.pods[p].Pod
 		n := int64(bits.OnesCount64(q.GPUs))
 		size += n
-		if q.Milli > 0 {
-			milli += int64(q.Milli)
-		} else {
-			milli += n * FullGPU
-		}
+		milli += podMilli(n, q.Milli)
 	}
 	if r.info.Exclusive {
 		size = int64(r.n) * int64(s.t.maxGPUs)
 	}
 	return milli, size
+}
+
+// podSums is jobSums for a job with attributes info added with pods, which
+// validateJob accepted: a job with pod sets sums them per set (its pods
+// have their sets' shapes), in O(sets) however large its gang.
+func (s *State) podSums(info *Job, pods []Pod) (milli, size int64) {
+	if len(info.Sets) == 0 {
+		for i := range pods {
+			n := int64(bits.OnesCount64(pods[i].GPUs))
+			size += n
+			milli += podMilli(n, pods[i].Milli)
+		}
+	}
+	for _, set := range info.Sets {
+		c, n := int64(set.Count), int64(set.GPUs)
+		size += c * n
+		milli += c * podMilli(n, set.Milli)
+	}
+	if info.Exclusive {
+		size = int64(len(pods)) * int64(s.t.maxGPUs)
+	}
+	return milli, size
+}
+
+// podMilli is the milli-GPUs a pod of n GPUs and milli holds.
+func podMilli(n int64, milli int32) int64 {
+	if milli > 0 {
+		return int64(milli)
+	}
+	return n * FullGPU
 }
 
 // countPreSize adds delta (±1) for live job id, if it is preemptible, to
