@@ -3,6 +3,7 @@ package blink_test
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/blinksched/blink"
@@ -32,7 +33,37 @@ func TestCycleAllocs(t *testing.T) {
 // TestFirstCycleAllocs: the first cycle over a queue longer than any before
 // (every job fits) allocates nothing once the engine has seen its shapes:
 // Submit sized the decision buffers, the bind timers and the State's tables.
+// The engines are identical, so a cycle that allocates does so on each; the
+// least count of firstCycles such cycles is the cycle's own. A single one
+// counted an allocation now and then (~2 runs in 300 of the test in one
+// process, before this test took the least: the runtime's own, such as a
+// collection starting its workers; the allocation profile showed none in
+// the cycle's code).
 func TestFirstCycleAllocs(t *testing.T) {
+	const firstCycles = 5
+	var hs [firstCycles]*harness
+	for i := range hs {
+		hs[i] = firstCycleReady(t)
+	}
+	var counts [firstCycles]uint64
+	for i, h := range hs {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		d := h.e.Cycle(2)
+		runtime.ReadMemStats(&after)
+		if len(d.Binds) != 100 {
+			t.Fatalf("%d binds, want 100", len(d.Binds))
+		}
+		counts[i] = after.Mallocs - before.Mallocs
+	}
+	if n := slices.Min(counts[:]); n != 0 {
+		t.Fatalf("allocations in a first cycle over 100 jobs, on %d identical engines: %v", firstCycles, counts)
+	}
+}
+
+// firstCycleReady is an engine that has bound and finished jobs of the
+// shapes of the 100 it then has queued.
+func firstCycleReady(t *testing.T) *harness {
 	h := newHarness(t, racks(8, 8, 4), blink.Config{MaxReservations: -1})
 	submit := func(n int) {
 		for i := range n {
@@ -48,16 +79,7 @@ func TestFirstCycleAllocs(t *testing.T) {
 		}
 	}
 	submit(100)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	d = h.e.Cycle(2)
-	runtime.ReadMemStats(&after)
-	if len(d.Binds) != 100 {
-		t.Fatalf("%d binds, want 100", len(d.Binds))
-	}
-	if n := after.Mallocs - before.Mallocs; n != 0 {
-		t.Fatalf("%d allocations in the first cycle over 100 jobs", n)
-	}
+	return h
 }
 
 // TestSubmitRoomBounded: the room Submit makes is bounded by the cluster, not
