@@ -111,11 +111,11 @@ func (p *Planner) loneAnswer() (proven, took bool) {
 			if cost := (Cost{Priority: q, Victims: 1, Milli: c.milli}); p.found && !cost.Less(p.best) {
 				return true, false // every cheaper candidate failed: the best found before is the optimum
 			}
-			if p.r.Exclusive && !p.emptiesHost(c.id) {
+			if p.r.Exclusive && !p.opensHost(c.id) {
 				if skips--; skips == 0 {
 					break
 				}
-				continue // the hosts it leaves hold others: no room for an exclusive gang
+				continue // it opens no host: no room for an exclusive gang
 			}
 			tests++
 			if p.loneFits(c.id) {
@@ -186,21 +186,27 @@ func sortLone(cands []loneCand) {
 }
 
 // loneSkips is how many candidates the answer may skip without a test
-// (emptiesHost, a fraction of a test's cost) per test it may make.
+// (opensHost, a fraction of a test's cost) per test it may make.
 const loneSkips = 256
 
-// emptiesHost reports whether job j is alone on some host, which its
-// eviction leaves empty. An exclusive gang that does not fit needs a host
-// more with no other job, so a lone victim that empties none cannot answer
-// it: on a full cluster most small jobs share their hosts, and trying each
-// with placement spent the test budget before reaching one that holds a
-// host alone.
-func (p *Planner) emptiesHost(j topology.JobID) bool {
+// opensHost reports whether evicting job j opens a host to an exclusive
+// gang: leaves one of its hosts with no pod, healthy and without nominated
+// GPUs (the answer runs only when the request may take no nominated GPU, so
+// placement keeps an exclusive gang off a host with any: hostOK). An
+// exclusive gang that does not fit needs a host more open to it, so a lone
+// victim that opens none cannot answer it: on a full cluster most small
+// jobs share their hosts, and trying each with placement spent the test
+// budget before reaching one that holds a host alone. A job skipped here is
+// taken as proven unable to answer (the first that fits is offered as
+// optimal), so a skip must be certain.
+func (p *Planner) opensHost(j topology.JobID) bool {
 	pods := p.s.AppendJobPods(p.lonePods[:0], j)
 	p.lonePods = pods
-	free := p.s.HostFreeCounts()
 	for _, q := range pods {
-		if len(pods) == 1 && bits.OnesCount64(q.GPUs) < p.t.HostGPUCount(q.Host)-int(free[q.Host]) {
+		if p.s.HostHealth(q.Host) != topology.Healthy || p.s.HostNominatedMask(q.Host) != 0 {
+			continue // closed to the gang, empty or not
+		}
+		if len(pods) == 1 && p.othersUse(q) {
 			return false // others hold GPUs on its one host (most small jobs: no list to walk)
 		}
 		jobs := p.s.AppendHostJobs(p.loneJobs[:0], q.Host)
@@ -210,6 +216,18 @@ func (p *Planner) emptiesHost(j topology.JobID) bool {
 		}
 	}
 	return false
+}
+
+// othersUse reports whether pods other than q, a job's only pod, use GPUs
+// of its host: the host has more GPUs in use (not wholly unused) than q's.
+// In use, not the host's GPUs less its free ones: those also count its
+// failed and nominated GPUs, and every GPU of a host held exclusively, so a
+// job alone on a host with a failed GPU, or holding its host and using part
+// of it, looked shared, was skipped, and a dearer victim was offered as
+// optimal in its place.
+func (p *Planner) othersUse(q topology.Pod) bool {
+	used := p.t.HostGPUCount(q.Host) - bits.OnesCount64(p.s.HostUnusedMask(q.Host))
+	return bits.OnesCount64(q.GPUs) < used
 }
 
 // loneFits reports whether the request fits anywhere with job j gone (its
