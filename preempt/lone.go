@@ -203,11 +203,11 @@ func (p *Planner) opensHost(j topology.JobID) bool {
 	pods := p.s.AppendJobPods(p.lonePods[:0], j)
 	p.lonePods = pods
 	for _, q := range pods {
+		if len(pods) == 1 && p.staysClosed(q) {
+			return false // most small jobs: no list to walk
+		}
 		if p.s.HostHealth(q.Host) != topology.Healthy || p.s.HostNominatedMask(q.Host) != 0 {
 			continue // closed to the gang, empty or not
-		}
-		if len(pods) == 1 && p.othersUse(q) {
-			return false // others hold GPUs on its one host (most small jobs: no list to walk)
 		}
 		jobs := p.s.AppendHostJobs(p.loneJobs[:0], q.Host)
 		p.loneJobs = jobs
@@ -218,16 +218,23 @@ func (p *Planner) opensHost(j topology.JobID) bool {
 	return false
 }
 
-// othersUse reports whether pods other than q, a job's only pod, use GPUs
-// of its host: the host has more GPUs in use (not wholly unused) than q's.
-// In use, not the host's GPUs less its free ones: those also count its
-// failed and nominated GPUs, and every GPU of a host held exclusively, so a
-// job alone on a host with a failed GPU, or holding its host and using part
-// of it, looked shared, was skipped, and a dearer victim was offered as
-// optimal in its place.
-func (p *Planner) othersUse(q topology.Pod) bool {
-	used := p.t.HostGPUCount(q.Host) - bits.OnesCount64(p.s.HostUnusedMask(q.Host))
-	return bits.OnesCount64(q.GPUs) < used
+// staysClosed reports, from two counts, that q's host certainly stays
+// closed to an exclusive gang once q, its job's only pod, is gone: its
+// healthy GPUs less its free ones — those in use or nominated — outnumber
+// q's, so another pod uses one or one is nominated. The host's GPUs less
+// its free ones, as this was once counted, are not enough: they also count
+// failed GPUs, so a job alone on a host with a failed GPU looked shared,
+// was skipped, and a dearer victim was offered as optimal in its place. A
+// host held exclusively counts no GPU free whoever uses it (its holder is
+// then the only job there), and one not healthy counts none healthy: those
+// are left to the exact checks.
+func (p *Planner) staysClosed(q topology.Pod) bool {
+	h := q.Host
+	if p.s.HostHealthyGPUs(h)-int(p.s.HostFreeCounts()[h]) <= bits.OnesCount64(q.GPUs) {
+		return false
+	}
+	_, held := p.s.HostExclusive(h)
+	return !held
 }
 
 // loneFits reports whether the request fits anywhere with job j gone (its

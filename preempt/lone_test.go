@@ -10,9 +10,9 @@ import (
 )
 
 // An exclusive gang's lone victim must open a host to it, and the answer
-// skipped a job of one pod whose host had more GPUs in use than it holds —
-// counted as the host's GPUs less its free ones, which also leaves out
-// failed GPUs and every GPU of a host held exclusively. So a job alone on a
+// skipped a job of one pod whose host had more GPUs taken than it holds —
+// counted as the host's GPUs less its free ones, which also counts failed
+// GPUs and every GPU of a host held exclusively. So a job alone on a
 // host with a failed GPU, or holding its host and using half of it, looked
 // shared; a dearer job that opens a host came next, and was offered as
 // proven optimal (TestLoneExclusiveOracle, BLINK_SEED=3, instance 602: a
