@@ -17,9 +17,9 @@ import (
 // shared; a dearer job that opens a host came next, and was offered as
 // proven optimal (TestLoneExclusiveOracle, BLINK_SEED=3, instance 602: a
 // 12-GPU job evicted where one of 1 GPU does). Here job 1 holds one GPU of
-// host 0 or, exclusively, half of it, and job 2 all of host 1; the gang
-// asks for host 0's healthy GPUs, exclusive, anywhere or required in the
-// rack, and job 1 alone is the cheapest answer.
+// host 0 or, exclusively, half of it, and job 2 all of host 1; the gang,
+// three exclusive pods of one GPU anywhere or required in the rack, needs
+// a host emptied, and job 1 alone is the cheapest answer.
 func TestLoneExclusiveSkip(t *testing.T) {
 	t.Run("failed GPU", loneSkipCase{true, topology.Pod{Host: 0, GPUs: 0b1000}, false, 1000}.run)
 	t.Run("exclusive half", loneSkipCase{false, topology.Pod{Host: 0, GPUs: 0b0011}, true, 2000}.run)
