@@ -111,11 +111,11 @@ func (p *Planner) loneAnswer() (proven, took bool) {
 			if cost := (Cost{Priority: q, Victims: 1, Milli: c.milli}); p.found && !cost.Less(p.best) {
 				return true, false // every cheaper candidate failed: the best found before is the optimum
 			}
-			if p.r.Exclusive && !p.emptiesHost(c.id) {
+			if p.r.Exclusive && !p.opensHost(c.id) {
 				if skips--; skips == 0 {
 					break
 				}
-				continue // the hosts it leaves hold others: no room for an exclusive gang
+				continue // it opens no host: no room for an exclusive gang
 			}
 			tests++
 			if p.loneFits(c.id) {
@@ -186,22 +186,28 @@ func sortLone(cands []loneCand) {
 }
 
 // loneSkips is how many candidates the answer may skip without a test
-// (emptiesHost, a fraction of a test's cost) per test it may make.
+// (opensHost, a fraction of a test's cost) per test it may make.
 const loneSkips = 256
 
-// emptiesHost reports whether job j is alone on some host, which its
-// eviction leaves empty. An exclusive gang that does not fit needs a host
-// more with no other job, so a lone victim that empties none cannot answer
-// it: on a full cluster most small jobs share their hosts, and trying each
-// with placement spent the test budget before reaching one that holds a
-// host alone.
-func (p *Planner) emptiesHost(j topology.JobID) bool {
+// opensHost reports whether evicting job j opens a host to an exclusive
+// gang: leaves one of its hosts with no pod, healthy and without nominated
+// GPUs (the answer runs only when the request may take no nominated GPU, so
+// placement keeps an exclusive gang off a host with any: hostOK). An
+// exclusive gang that does not fit needs a host more open to it, so a lone
+// victim that opens none cannot answer it: on a full cluster most small
+// jobs share their hosts, and trying each with placement spent the test
+// budget before reaching one that holds a host alone. A job skipped here is
+// taken as proven unable to answer (the first that fits is offered as
+// optimal), so a skip must be certain.
+func (p *Planner) opensHost(j topology.JobID) bool {
 	pods := p.s.AppendJobPods(p.lonePods[:0], j)
 	p.lonePods = pods
-	free := p.s.HostFreeCounts()
 	for _, q := range pods {
-		if len(pods) == 1 && bits.OnesCount64(q.GPUs) < p.t.HostGPUCount(q.Host)-int(free[q.Host]) {
-			return false // others hold GPUs on its one host (most small jobs: no list to walk)
+		if len(pods) == 1 && p.staysClosed(q) {
+			return false // most small jobs: no list to walk
+		}
+		if p.s.HostHealth(q.Host) != topology.Healthy || p.s.HostNominatedMask(q.Host) != 0 {
+			continue // closed to the gang, empty or not
 		}
 		jobs := p.s.AppendHostJobs(p.loneJobs[:0], q.Host)
 		p.loneJobs = jobs
@@ -210,6 +216,25 @@ func (p *Planner) emptiesHost(j topology.JobID) bool {
 		}
 	}
 	return false
+}
+
+// staysClosed reports, from two counts, that q's host certainly stays
+// closed to an exclusive gang once q, its job's only pod, is gone: its
+// healthy GPUs less its free ones — those in use or nominated — outnumber
+// q's, so another pod uses one or one is nominated. The host's GPUs less
+// its free ones, as this was once counted, are not enough: they also count
+// failed GPUs, so a job alone on a host with a failed GPU looked shared,
+// was skipped, and a dearer victim was offered as optimal in its place. A
+// host held exclusively counts no GPU free whoever uses it (its holder is
+// then the only job there), and one not healthy counts none healthy: those
+// are left to the exact checks.
+func (p *Planner) staysClosed(q topology.Pod) bool {
+	h := q.Host
+	if p.s.HostHealthyGPUs(h)-int(p.s.HostFreeCounts()[h]) <= bits.OnesCount64(q.GPUs) {
+		return false
+	}
+	_, held := p.s.HostExclusive(h)
+	return !held
 }
 
 // loneFits reports whether the request fits anywhere with job j gone (its

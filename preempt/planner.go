@@ -233,7 +233,7 @@ type Planner struct {
 	lost   []int64    // and the capacity a drop may lose (scratch)
 	lones  int        // answers the lone-victim answer gave (tests)
 	lone   []loneCand // its candidates (scratch)
-	// lonePods and loneJobs: scratch of emptiesHost
+	// lonePods and loneJobs: scratch of opensHost
 	lonePods []topology.Pod
 	loneJobs []topology.JobID
 	lone2    []loneCand // and in bucket order
