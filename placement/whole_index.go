@@ -29,7 +29,7 @@ type wholeIndex struct {
 	count []int32  // per domain of the level: its bucket
 	words int      // words of a bucket's bitmap
 	bits  []uint64 // bucket k (a count of wholly free hosts): bits[k·words:], bit d-lo set for domain d
-	size  []int32  // domains per bucket; as many buckets as the largest count met so far needs
+	size  []int32  // domains per bucket
 }
 
 // wholeIndexMin is the range of domains from which bestDomainWhole asks the
@@ -146,7 +146,8 @@ func (w *wholeIndex) syncHosts(s *topology.State, hosts []topology.HostID, runLo
 }
 
 // rebuild buckets every domain of the level afresh: one pass over the
-// level's wholly-free counts (buckets grow as counts need them).
+// level's wholly-free counts, into a bucket for every count up to the most
+// hosts a domain of the level holds.
 func (w *wholeIndex) rebuild(s *topology.State) {
 	t := s.Tree()
 	w.s, w.seq = s, s.TouchSeq()
@@ -155,6 +156,7 @@ func (w *wholeIndex) rebuild(s *topology.State) {
 	n := int(hi - lo)
 	w.words = (n + 63) / 64
 	w.bits, w.size = w.bits[:0], w.size[:0]
+	w.grow(int32(t.LevelMaxHosts(w.level))) // every count a domain of the level can reach: set never grows them
 	w.count = slices.Grow(w.count[:0], n)[:n]
 	hist, _, nb := s.HistogramData()
 	closed := w.closedHist()
@@ -162,16 +164,13 @@ func (w *wholeIndex) rebuild(s *topology.State) {
 	for i := range n {
 		c := wholly(hist, closed, j)
 		j += nb
-		if int(c) >= len(w.size) {
-			w.grow(c)
-		}
 		w.count[i] = c
 		w.bits[int(c)*w.words+i>>6] |= 1 << (uint(i) & 63)
 		w.size[c]++
 	}
 }
 
-// grow adds empty buckets up to count c.
+// grow adds empty buckets up to count c (rebuild, once).
 func (w *wholeIndex) grow(c int32) {
 	for int(c) >= len(w.size) {
 		w.size = append(w.size, 0)
@@ -208,9 +207,6 @@ func (w *wholeIndex) set(d, c int32) {
 	old := w.count[i]
 	if c == old {
 		return
-	}
-	if int(c) >= len(w.size) {
-		w.grow(c)
 	}
 	w.bits[int(old)*w.words+int(i>>6)] &^= 1 << (uint(i) & 63)
 	w.bits[int(c)*w.words+int(i>>6)] |= 1 << (uint(i) & 63)

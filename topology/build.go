@@ -176,6 +176,7 @@ func (t *Tree) layoutHosts(s *skeleton) error {
 		}
 	}
 	t.domHosts, t.domIdx = make([]int32, n), make([]int32, n)
+	t.levelHosts = make([]int32, len(s.levels)+1)
 	for d := range n {
 		if t.domHostLo[d] < 0 {
 			return fmt.Errorf("%w: domain %q has no hosts", ErrInvalid, t.DomainPath(DomainID(d)))
@@ -185,6 +186,7 @@ func (t *Tree) layoutHosts(s *skeleton) error {
 		}
 		t.domHosts[d] = t.domHostEnd[d] - t.domHostLo[d]
 		t.domIdx[d] = int32(d) - t.levelStart[t.domLevel[d]]
+		t.levelHosts[t.domLevel[d]] = max(t.levelHosts[t.domLevel[d]], t.domHosts[d])
 	}
 	return nil
 }

@@ -38,6 +38,17 @@ func fuzzCheckTree(tr *Tree) error {
 			return fmt.Errorf("LevelByName(%q) = %d, %v, want %d", tr.LevelName(l), got, ok, l)
 		}
 	}
+	for l := Level(0); l < tr.HostLevel(); l++ {
+		most := 0
+		dlo, dhi := tr.LevelDomains(l)
+		for d := dlo; d < dhi; d++ {
+			lo, hi := tr.Hosts(d)
+			most = max(most, int(hi-lo))
+		}
+		if got := tr.LevelMaxHosts(l); got != most {
+			return fmt.Errorf("LevelMaxHosts(%d) = %d, its largest domain holds %d hosts", l, got, most)
+		}
+	}
 	if H < 1 {
 		return fmt.Errorf("%d hosts", H)
 	}

@@ -24,6 +24,7 @@ type Tree struct {
 	domHostLo   []int32
 	domHostEnd  []int32
 	domHosts    []int32 // domHostEnd − domHostLo
+	levelHosts  []int32 // per level: the most hosts a domain of it holds
 	domIdx      []int32 // the domain's index in its level (d − levelStart[domLevel[d]])
 	domLabel    []int32
 
@@ -88,6 +89,10 @@ func (t *Tree) MaxHostGPUs() int { return t.maxGPUs }
 // UniformHostGPUs is every host's GPU count when all hosts have the same
 // one, else 0 (hosts of different counts, or no host).
 func (t *Tree) UniformHostGPUs() int { return t.uniGPUs }
+
+// LevelMaxHosts is the most hosts a domain of level l (0 … the last named
+// level) holds: a bound on any count of its hosts.
+func (t *Tree) LevelMaxHosts(l Level) int { return int(t.levelHosts[l]) }
 
 // LevelDomains returns the domains of level l (l < HostLevel()) as [lo, hi).
 func (t *Tree) LevelDomains(l Level) (lo, hi DomainID) {
