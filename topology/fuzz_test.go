@@ -49,6 +49,9 @@ func fuzzCheckTree(tr *Tree) error {
 			return fmt.Errorf("LevelMaxHosts(%d) = %d, its largest domain holds %d hosts", l, got, most)
 		}
 	}
+	if a, b, c := tr.LevelMaxHosts(tr.HostLevel()), tr.LevelMaxHosts(-2), tr.LevelMaxHosts(tr.HostLevel()+1); a != 1 || b != 0 || c != 0 {
+		return fmt.Errorf("LevelMaxHosts at the host level and outside the tree: %d, %d, %d (want 1, 0, 0)", a, b, c)
+	}
 	if H < 1 {
 		return fmt.Errorf("%d hosts", H)
 	}

@@ -91,8 +91,17 @@ func (t *Tree) MaxHostGPUs() int { return t.maxGPUs }
 func (t *Tree) UniformHostGPUs() int { return t.uniGPUs }
 
 // LevelMaxHosts is the most hosts a domain of level l (0 … the last named
-// level) holds: a bound on any count of its hosts.
-func (t *Tree) LevelMaxHosts(l Level) int { return int(t.levelHosts[l]) }
+// level) holds: a bound on any count of its hosts; 1 at the host level, 0
+// for a level the tree does not have.
+func (t *Tree) LevelMaxHosts(l Level) int {
+	switch {
+	case l == t.HostLevel():
+		return 1
+	case l < 0 || int(l) >= len(t.levelHosts):
+		return 0
+	}
+	return int(t.levelHosts[l])
+}
 
 // LevelDomains returns the domains of level l (l < HostLevel()) as [lo, hi).
 func (t *Tree) LevelDomains(l Level) (lo, hi DomainID) {
