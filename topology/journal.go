@@ -200,6 +200,22 @@ func (s *State) clearMask(w []uint64, lo, n int, m uint64) {
 		s.setBits(w, lo, n, getBits(w, lo, n)&^m)
 		return
 	}
+	andNotBits(w, lo, n, m)
+}
+
+// setMask is clearMask setting the bits.
+func (s *State) setMask(w []uint64, lo, n int, m uint64) {
+	if s.jr.on {
+		s.setBits(w, lo, n, getBits(w, lo, n)|m)
+		return
+	}
+	orBits(w, lo, n, m)
+}
+
+// andNotBits clears the bits of mask m in w's bits [lo, lo+n) (n ≤ 64, m
+// within them), unjournaled. An empty mask reads nothing: a host without
+// GPUs may start past w's last word.
+func andNotBits(w []uint64, lo, n int, m uint64) {
 	if m == 0 {
 		return
 	}
@@ -210,12 +226,8 @@ func (s *State) clearMask(w []uint64, lo, n int, m uint64) {
 	}
 }
 
-// setMask is clearMask setting the bits.
-func (s *State) setMask(w []uint64, lo, n int, m uint64) {
-	if s.jr.on {
-		s.setBits(w, lo, n, getBits(w, lo, n)|m)
-		return
-	}
+// orBits is andNotBits setting the bits.
+func orBits(w []uint64, lo, n int, m uint64) {
 	if m == 0 {
 		return
 	}
@@ -237,19 +249,6 @@ func putBits(w []uint64, lo, n int, v uint64) {
 	w[i] = w[i]&^(m<<off) | v<<off
 	if int(off)+n > 64 { // the host's GPUs straddle two words
 		w[i+1] = w[i+1]&^(m>>(64-off)) | v>>(64-off)
-	}
-}
-
-// clearBits clears bits [lo, lo+n) of w (n ≤ 64), unjournaled: for the
-// journal-free writes of whole hosts (whole.go).
-func clearBits(w []uint64, lo, n int) {
-	if n == 0 {
-		return
-	}
-	m, i, off := hostMask(n), lo>>6, uint(lo)&63
-	w[i] &^= m << off
-	if int(off)+n > 64 { // the host's GPUs straddle two words
-		w[i+1] &^= m >> (64 - off)
 	}
 }
 

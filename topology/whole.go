@@ -30,7 +30,7 @@ func (s *State) takesWhole(h HostID, n int, p *Pod) bool {
 // heads the host's list. Unjournaled writes.
 func (s *State) putWhole(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext int32, lo, n int) {
 	h := p.Host
-	clearBits(s.unused, lo, n)
+	andNotBits(s.unused, lo, n, hostMask(n))
 	if p.CPUMilli|p.MemoryMiB != 0 {
 		s.takeCPUMem(h, -p.CPUMilli, -p.MemoryMiB)
 	}
@@ -172,7 +172,7 @@ func (s *State) wholeTaken(h HostID) int32 {
 	lo := int(s.t.hostGPU[h])
 	n := int(s.t.hostGPU[h+1]) - lo
 	s.hostGen[h]++
-	clearBits(s.freeW, lo, n)
+	andNotBits(s.freeW, lo, n, hostMask(n))
 	f := int32(s.hostFree[h])
 	s.hostFree[h] = 0
 	s.idleHostW[h>>6] &^= 1 << (uint(h) & 63)
