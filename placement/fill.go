@@ -335,8 +335,8 @@ func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (
 			if v.exact {
 				return v.bestHostExact(lo, hi, need)
 			}
-		case d == 0 && need == 1 && v.anyModel && hi-lo > wideFanout:
-			return v.wideBest()
+		case d == 0 && need >= 1 && need <= wideNeedMax && v.anyModel && hi-lo > wideFanout:
+			return v.wideBest(need)
 		default:
 			return v.bestDomainExact(lo, hi, need)
 		}
@@ -348,7 +348,7 @@ func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (
 	// (capacities are upper's bounds, no early stop), from the root index.
 	if d == 0 && need == 1 && v.set.Milli > 0 && cl != v.hl && hi-lo > wideFanout && v.anyModel &&
 		v.sliceS == 1 && v.r.Policy == BestFit && v.extra.Empty() && len(v.rel) == 0 {
-		return v.wideBest()
+		return v.wideBest(1)
 	}
 	if v.plainFrac() {
 		switch {

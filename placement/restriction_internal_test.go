@@ -63,7 +63,7 @@ func TestRestrictionSums(t *testing.T) {
 			v.begin(s, &r)
 			v.setCurrent(0)
 			require.True(t, v.exact, "a restricted plain request reads exact capacities")
-			got, gok := v.wideBest()
+			got, gok := v.wideBest(1)
 			lo, hi := tr.Children(0)
 			want, wok := v.bestDomainRestricted(int32(lo), int32(hi), 1)
 			require.Equal(t, wok, gok, "step %d g=%d", step, g)
@@ -73,7 +73,7 @@ func TestRestrictionSums(t *testing.T) {
 			r := Request{Sets: []PodSet{{Pods: 1, GPUs: 1, Milli: m}}, Eligible: x.Eligible(), Restriction: x}
 			v.begin(s, &r)
 			v.setCurrent(0)
-			got, gok := v.wideBest()
+			got, gok := v.wideBest(1)
 			lo, hi := tr.Children(0)
 			want, wok := v.bestScan(1, int32(lo), int32(hi), 1)
 			require.Equal(t, wok, gok, "step %d milli=%d", step, m)

@@ -2,12 +2,13 @@ package placement
 
 import "github.com/blinksched/blink/topology"
 
-// wideMin answers "the root's best child for one pod of g whole GPUs, or of
-// milli of one GPU" (the BestFit key: smallest capacity ≥ 1, then fewest
-// free GPUs, then lowest index; capacities are those bestChild's scan uses,
-// from the aggregates alone) in O(1) when the root has many children, so
-// that a one-pod decision does not grow with the number of blocks. It is a
-// tournament tree over the level-1 domains, kept per GPU count (per milli
+// wideMin answers "the root's best child for need pods of g whole GPUs
+// (need up to wideNeedMax), or for one pod of milli of one GPU" (the
+// BestFit key: smallest capacity ≥ need, then fewest free GPUs, then lowest
+// index; capacities are those bestChild's scan uses, from the aggregates
+// alone) in O(1) when the root has many children, so that a small job's
+// decision does not grow with the number of blocks. It is a tournament tree
+// over the level-1 domains, kept per GPU count and count of pods (per milli
 // for fractions) and brought up to date from the State's touch log:
 // O(log children) per level-1 domain changed since the last call. Used only
 // when no nominated or released GPUs are in play and every model is
@@ -18,6 +19,7 @@ type wideMin struct {
 	pos   uint64
 	g     int32
 	milli int32 // > 0: pods of milli of one GPU; capacities are upper's
+	need  int64 // the pods a child must hold (1, or up to wideNeedMax for whole GPUs)
 	lo    topology.DomainID
 	n     int
 	size  int
@@ -36,6 +38,12 @@ type wideKey struct {
 // wideFanout is the fan-out above which the root's children are indexed.
 const wideFanout = 64
 
+// wideNeedMax is the most pods of whole GPUs a root index is kept for: an
+// index answers for one count of pods, and small jobs of several pods are
+// common (an 8-GPU job as two 4-GPU pods on NVL72 hosts: a scan of the 109
+// blocks of 1M GPUs cost each such job ~3,300 instructions).
+const wideNeedMax = 4
+
 func (a wideKey) less(b wideKey) bool {
 	switch {
 	case a.idx < 0:
@@ -50,14 +58,15 @@ func (a wideKey) less(b wideKey) bool {
 	return a.idx < b.idx
 }
 
-// wideBest returns the root's best child for one pod of the current set.
-func (v *Solver) wideBest() (int32, bool) {
+// wideBest returns the root's best child for need pods of the current set
+// (need 1, or up to wideNeedMax of whole GPUs).
+func (v *Solver) wideBest(need int64) (int32, bool) {
 	all := &v.wide
 	if v.rx != nil {
 		all = &v.wideRx
 	}
-	w := shapeSlot(all, v.shapeIndex())
-	w.g, w.milli = v.set.GPUs, v.set.Milli // the same for every set of this index
+	w := shapeSlot(all, v.wideSlot(need))
+	w.g, w.milli, w.need = v.set.GPUs, v.set.Milli, need // the same for every set of this slot
 	w.sync(v)
 	k := w.node[1]
 	return v.chose(k.idx, k.cap)
@@ -121,7 +130,7 @@ func (w *wideMin) leaf(v *Solver, d topology.DomainID) wideKey {
 	} else {
 		c = v.histCap(d)
 	}
-	if c < 1 {
+	if c < w.need {
 		return wideKey{idx: -1}
 	}
 	return wideKey{cap: c, free: v.domFree(d), idx: int32(d)}
@@ -166,6 +175,16 @@ func (v *Solver) shapeIndex() int {
 		return topology.MaxHostGPUs + int(v.set.Milli)
 	}
 	return int(v.set.GPUs)
+}
+
+// wideSlot numbers the root indexes: shapeIndex for one pod, then per
+// count of pods above one and GPUs a pod, after every shapeIndex.
+func (v *Solver) wideSlot(need int64) int {
+	if need == 1 {
+		return v.shapeIndex()
+	}
+	const shapes = topology.MaxHostGPUs + 1 + topology.FullGPU // shapeIndex's range
+	return shapes + int(need-2)*(topology.MaxHostGPUs+1) + int(v.set.GPUs)
 }
 
 // shapeSlot returns (*all)[i], made on first use.

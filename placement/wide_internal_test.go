@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestWideIndex compares the root index (wideBest) with a plain scan of the
+// TestWideIndex compares the root indexes (wideBest, for one to wideNeedMax
+// pods of whole GPUs and one fractional pod) with a plain scan of the
 // root's children after every step of random Applies (whole GPUs and
 // fractions), rejected Deltas, Clones and snapshot round trips.
 func TestWideIndex(t *testing.T) {
@@ -23,23 +24,25 @@ func TestWideIndex(t *testing.T) {
 	live := []topology.JobID{}
 	check := func() {
 		for _, g := range []int32{1, 2, 4} {
-			r := Request{Sets: []PodSet{{Pods: 1, GPUs: g}}}
-			v.begin(s, &r)
-			v.setCurrent(0)
-			got, gok := v.wideBest()
-			if gok { // the capacity it hands to fill is capOf's
-				require.Equal(t, v.capOf(1, got), v.capAt(1, got), "g=%d", g)
+			for need := int64(1); need <= wideNeedMax; need++ {
+				r := Request{Sets: []PodSet{{Pods: int32(need), GPUs: g}}}
+				v.begin(s, &r)
+				v.setCurrent(0)
+				got, gok := v.wideBest(need)
+				if gok { // the capacity it hands to fill is capOf's
+					require.Equal(t, v.capOf(1, got), v.capAt(1, got), "g=%d need=%d", g, need)
+				}
+				lo, hi := tr.Children(0)
+				want, wok := v.bestDomainExact(int32(lo), int32(hi), need)
+				require.Equal(t, wok, gok, "g=%d need=%d", g, need)
+				require.Equal(t, want, got, "g=%d need=%d", g, need)
 			}
-			lo, hi := tr.Children(0)
-			want, wok := v.bestDomainExact(int32(lo), int32(hi), 1)
-			require.Equal(t, wok, gok, "g=%d", g)
-			require.Equal(t, want, got, "g=%d", g)
 		}
 		for _, m := range []int32{100, 250, 300, 500, 750} {
 			r := Request{Sets: []PodSet{{Pods: 1, GPUs: 1, Milli: m}}}
 			v.begin(s, &r)
 			v.setCurrent(0)
-			got, gok := v.wideBest()
+			got, gok := v.wideBest(1)
 			if gok {
 				require.Equal(t, v.capOf(1, got), v.capAt(1, got), "milli=%d", m)
 			}
@@ -114,7 +117,7 @@ func TestWideIndexBehind(t *testing.T) {
 		r := Request{Sets: []PodSet{{Pods: 1, GPUs: g}}}
 		v.begin(s, &r)
 		v.setCurrent(0)
-		return v.wideBest()
+		return v.wideBest(1)
 	}
 	scan := func(g int32) (int32, bool) {
 		r := Request{Sets: []PodSet{{Pods: 1, GPUs: g}}}
