@@ -71,7 +71,11 @@ func (v *Solver) bestDomainByFree(free []int32, lo int32, need int64) (int32, bo
 			break
 		}
 	}
-	return v.choseKey(best, bestK)
+	if best < 0 {
+		return v.chose(-1, 0)
+	}
+	v.keyOf(bestK | bestK>>32) // pathKey's: free GPUs as capacity and as free
+	return v.chose(best, int64(bestK>>32))
 }
 
 // bestDomainWhole is bestDomainExact for pods of a whole largest host, one
@@ -180,6 +184,7 @@ func (v *Solver) bestHostByFree(lo, hi int32, need int64) (int32, bool) {
 	if best < 0 {
 		return -1, false
 	}
+	v.keyOf(uint64(bestFree)<<32 | uint64(v.perK[bestFree]))
 	return lo + best, true
 }
 
@@ -218,5 +223,13 @@ func (v *Solver) choseKey(best int32, k uint64) (int32, bool) {
 	if best < 0 {
 		return v.chose(-1, 0)
 	}
+	v.keyOf(k)
 	return v.chose(best, int64(k>>32))
+}
+
+// keyOf records k as the pathKey of the child bestChild is about to return
+// (pathSet reads it instead of counting again); only the scans of the
+// descents one_path.go keeps call it, with the key pathKey would give.
+func (v *Solver) keyOf(k uint64) {
+	v.ckey, v.ckeyOK = k, true
 }

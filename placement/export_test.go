@@ -16,3 +16,10 @@ func (v *Solver) SetLegacy(on bool) { v.legacy = on }
 // SetNoOnePath makes placeOne descend from the root every time, without the
 // last descent's path (one_path.go).
 func (v *Solver) SetNoOnePath(off bool) { v.noPath = off }
+
+// CheckKeys makes the last descent's path compare every key a scan handed
+// it with pathKey's count (one_path.go); BadKeys is how many differed.
+func (v *Solver) CheckKeys() { v.checkKeys = true }
+
+// BadKeys: see CheckKeys.
+func (v *Solver) BadKeys() int { return v.badKeys }

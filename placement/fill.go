@@ -322,6 +322,7 @@ func (v *Solver) fillFrom(cl topology.Level, cs []cand, want int64) int64 {
 // need pods, in one pass without buffers.
 func (v *Solver) bestChild(d topology.DomainID, cl topology.Level, need int64) (int32, bool) {
 	v.known = knownCap{level: cl, idx: -1}
+	v.ckeyOK = false
 	lo, hi := v.childRange(d, cl)
 	if cl == v.hl && v.usesProfile(need) {
 		return v.profHost(lo, hi)

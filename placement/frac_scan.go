@@ -58,6 +58,7 @@ func (v *Solver) bestDomainFrac(lo, hi int32, need int64) (int32, bool) {
 	if best < 0 {
 		return -1, false // as bestScan: no index (lo-1 is another domain's)
 	}
+	v.keyOf(fitKey(bestCap, bestFree, 1))
 	return lo + int32(best), true
 }
 
@@ -133,6 +134,9 @@ func (v *Solver) bestHostFrac(lo, hi int32, need int64) (int32, bool) {
 				break // hostUnbeatable: no later host has fewer free GPUs or less room
 			}
 		}
+	}
+	if best >= 0 {
+		v.keyOf(uint64(bestFree)<<32 | uint64(bestCap))
 	}
 	return best, best >= 0
 }

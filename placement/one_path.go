@@ -176,7 +176,15 @@ func (p *onePath) leave(x topology.HostID) topology.Level {
 
 // pathSet records child c chosen at level l.
 func (v *Solver) pathSet(p *onePath, l topology.Level, c int32) {
-	p.node[l], p.key[l] = c, v.pathKey(l, c)
+	p.node[l] = c
+	if v.ckeyOK { // the scan that chose c counted it
+		p.key[l] = v.ckey
+	} else {
+		p.key[l] = v.pathKey(l, c)
+	}
+	if v.checkKeys && p.key[l] != v.pathKey(l, c) {
+		v.badKeys++
+	}
 	if l == v.hl {
 		p.lo[l], p.hi[l] = topology.HostID(c), topology.HostID(c)+1
 	} else {

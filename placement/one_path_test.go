@@ -25,7 +25,7 @@ func TestOnePathSameAnswer(t *testing.T) {
 	seed := testkit.Seed(t, 1)
 	rng := rand.New(rand.NewPCG(seed, 0x70617468))
 	n := testkit.Steps(t, 60)
-	compared, fits := 0, 0
+	compared, fits, badKeys := 0, 0, 0
 	for inst := range n {
 		var tree *topology.Tree
 		switch rng.IntN(3) {
@@ -40,6 +40,7 @@ func TestOnePathSameAnswer(t *testing.T) {
 		genLoad(rng, s)
 		var fast, slow placement.Solver
 		slow.SetNoOnePath(true)
+		fast.CheckKeys()
 		var pf, ps placement.Plan
 		o := pathRun{t: t, rng: rng, s: s, rx: placement.NewRestriction(tree)}
 		for h := range topology.HostID(tree.NumHosts()) {
@@ -59,9 +60,11 @@ func TestOnePathSameAnswer(t *testing.T) {
 				o.placed = append(o.placed, r.Job)
 			}
 		}
+		badKeys += fast.BadKeys()
 	}
 	t.Logf("%d requests compared, %d fits", compared, fits)
 	require.Positive(t, fits)
+	require.Zero(t, badKeys, "keys the scans handed the path that pathKey counts otherwise")
 }
 
 // deepTree is a shape of blocks, SUs and racks with 2, 4 or 8 GPUs a host.

@@ -138,6 +138,12 @@ type Solver struct {
 	profAt  topology.HostID // the host profHost chose, and the GPU a
 	profGPU int             // fraction takes there (-1: none)
 	known   knownCap        // bestChild's last choice and its capacity (capAt)
+	ckey    uint64          // and its pathKey, when ckeyOK (keyOf)
+	ckeyOK  bool
+	// checkKeys (tests): pathSet compares the scans' keys with pathKey's
+	// and counts those that differ in badKeys.
+	checkKeys bool
+	badKeys   int
 }
 
 // hostOv is a host's overlay: what the gang may still take there. Its free

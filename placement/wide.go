@@ -69,6 +69,9 @@ func (v *Solver) wideBest(need int64) (int32, bool) {
 	w.g, w.milli, w.need = v.set.GPUs, v.set.Milli, need // the same for every set of this slot
 	w.sync(v)
 	k := w.node[1]
+	if k.idx >= 0 {
+		v.keyOf(uint64(k.cap)<<32 | uint64(k.free))
+	}
 	return v.chose(k.idx, k.cap)
 }
 
