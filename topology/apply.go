@@ -25,6 +25,9 @@ func (s *State) Apply(d Delta) error {
 				ErrStale, i, s.t.HostName(g.Host), s.hostGen[g.Host], g.Gen)
 		}
 	}
+	if len(d.Ops) == 1 && d.Ops[0].Kind == OpAddJob && len(d.Ops[0].Pods) == 1 {
+		return s.addOne(&d.Ops[0]) // the commonest Delta (addone.go)
+	}
 	nJobs := len(s.jobs) // the job id bound is observable (JobIDBound, snapshots)
 	pods, err := s.reserve(&d)
 	if err != nil {
@@ -183,6 +186,18 @@ func (s *State) reserve(d *Delta) (int, error) {
 				i, op.Kind, ErrInvalid, id, MaxJobID)
 		}
 	}
+	s.growFor(maxJob, pods)
+	if noms > 0 {
+		for dead := s.deadNoms(); dead < noms; dead++ {
+			s.noms = append(s.noms, nomRec{})
+		}
+	}
+	return pods, nil
+}
+
+// growFor grows the job table (and its view) to reach job id maxJob, and
+// the pod table to hold pods more pods.
+func (s *State) growFor(maxJob JobID, pods int) {
 	if n := int(maxJob) + 1 - len(s.jobs); n > 0 {
 		s.jobs = slices.Grow(s.jobs, n)
 		for range n {
@@ -197,12 +212,6 @@ func (s *State) reserve(d *Delta) (int, error) {
 			s.growPods(pods - free)
 		}
 	}
-	if noms > 0 {
-		for dead := s.deadNoms(); dead < noms; dead++ {
-			s.noms = append(s.noms, nomRec{})
-		}
-	}
-	return pods, nil
 }
 
 // growPods appends n free pod slots, linked so the lowest is taken first.

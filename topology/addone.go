@@ -1,0 +1,111 @@
+package topology
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Apply's fast path for its commonest Delta: one operation that adds a job
+// of one pod (an engine binds thousands of jobs of 1, 2 or 4 GPUs or a
+// fraction of one a cycle). Such a Delta never needs the journal (its one
+// pod is checked before the first write) nor deferred commits (one host),
+// and its job's counters (the compact view, the movable and preemptible
+// histograms, the count of jobs with an end) follow from its one pod: addOne
+// runs reserve's and addJob's steps for it without their loops over
+// operations, pods and pod sets, reading the job's attributes and its pod
+// once. A pod of whole GPUs free in the free-mask passes checkPod at once
+// (freeFor). TestAddOneOracle compares it with the general path.
+
+// addOne applies op, an AddJob of one pod, as the one operation of a Delta
+// whose guards held: like Apply, it changes nothing if it fails.
+func (s *State) addOne(op *Op) error {
+	if err := s.checkOne(op); err != nil {
+		return fmt.Errorf("op 0 (%s): %w", op.Kind, err)
+	}
+	s.growFor(op.Job, 1) // reserve's growth, after the checks: a rejected op grows nothing
+	s.putOne(op.Job, &op.Info, &op.Pods[0])
+	return nil
+}
+
+// checkOne validates op, an AddJob of one pod, against the State as it is
+// now, with reserve's, addJob's and checkPod's checks in their order.
+func (s *State) checkOne(op *Op) error {
+	id, info, p := op.Job, &op.Info, &op.Pods[0]
+	if id < 0 || id > MaxJobID {
+		return fmt.Errorf("%w: job id %d out of range 0…%d", ErrInvalid, id, MaxJobID)
+	}
+	if int(id) < len(s.jobs) && s.jobs[id].live {
+		return fmt.Errorf("%w: job %d already present", ErrStale, id)
+	}
+	if err := s.validateJob(info, op.Pods); err != nil {
+		return err
+	}
+	if s.freeFor(info, p) {
+		return nil
+	}
+	if err := s.checkPod(id, info, p); err != nil {
+		return fmt.Errorf("pod 0: %w", err)
+	}
+	return nil
+}
+
+// freeFor reports that checkPod accepts pod p of a job with info at once:
+// the pod takes whole GPUs, all free in the free-mask (unused, not failed,
+// not nominated, on a healthy host no job holds exclusively: every check of
+// checkPod on the host's state but CPU and memory, done here), and the job
+// is not exclusive (which would claim the host's other GPUs too). The
+// free-mask is current: no commit is deferred between Applies. False leaves
+// the verdict, and its error, to checkPod.
+func (s *State) freeFor(info *Job, p *Pod) bool {
+	t, h := s.t, p.Host
+	if uint(h) >= uint(t.NumHosts()) || p.Milli != 0 || p.GPUs == 0 || info.Exclusive {
+		return false
+	}
+	lo := int(t.hostGPU[h])
+	return p.GPUs&^getBits(s.freeW, lo, int(t.hostGPU[h+1])-lo) == 0 &&
+		p.CPUMilli >= 0 && p.MemoryMiB >= 0 && p.CPUMilli <= s.hostCPU[h] && p.MemoryMiB <= s.hostMem[h]
+}
+
+// putOne is addJob after the checks, for job id of one pod p, journal-free
+// (the journal is off between Applies, commits are not deferred).
+func (s *State) putOne(id JobID, info *Job, p *Pod) {
+	j := &s.jobs[id]
+	if n := j.nom; n >= 0 { // the nominee is placed: release its reservation
+		s.releaseNomination(n)
+	}
+	own := j.info.Sets[:0] // the State's storage from this id's last job
+	j.info = *info
+	j.info.Sets = s.ownSets(own, info.Sets)
+	j.live = true
+	slot := s.podFree
+	s.podFree = s.pods[slot].jnext
+	s.putAt(slot, id, &j.info, 0, p, -1)
+	j.first, j.last, j.n = slot, slot, 1
+	s.nPods++
+	s.countOne(id, info, p)
+	s.nJobs++
+}
+
+// countOne adds job id, of one pod p, to the compact view and the
+// histograms (what setJobView, countMovable, countPreSize and countEnd do
+// from the job's record): its size is the pod's GPU count, or the largest
+// host's for an exclusive job; the GPUs it touches, the pod's.
+func (s *State) countOne(id JobID, info *Job, p *Pod) {
+	n := int64(bits.OnesCount64(p.GPUs))
+	size := n
+	if info.Exclusive {
+		size = int64(s.t.maxGPUs)
+	}
+	s.jobPrio[id], s.jobPods[id], s.jobMilli[id] = info.Priority, 1, uint64(podMilli(n, p.Milli))
+	s.jobSizes[id], s.jobHost0[id] = int32(size), p.Host
+	s.setPreBit(id, info.Preemptible)
+	if movable(info) {
+		s.movHist[movBucket(n)]++
+	}
+	if info.Preemptible {
+		s.addPreSize(id, info.Priority, size, 1)
+	}
+	if info.HasEnd {
+		s.endJobs++
+	}
+}
