@@ -37,8 +37,10 @@ func (s *State) checkOne(op *Op) error {
 	if int(id) < len(s.jobs) && s.jobs[id].live {
 		return fmt.Errorf("%w: job %d already present", ErrStale, id)
 	}
-	if err := s.validateJob(info, op.Pods); err != nil {
-		return err
+	if !s.validOne(info, p) {
+		if err := s.validateJob(info, op.Pods); err != nil {
+			return err
+		}
 	}
 	if s.freeFor(info, p) {
 		return nil
@@ -47,6 +49,21 @@ func (s *State) checkOne(op *Op) error {
 		return fmt.Errorf("pod 0: %w", err)
 	}
 	return nil
+}
+
+// validOne reports that validateJob accepts a job with info of one pod p
+// at once: its levels are in range and it has one pod set, of one pod of
+// p's shape, with a valid slice (an engine's job). False leaves the verdict,
+// and its error, to validateJob.
+func (s *State) validOne(info *Job, p *Pod) bool {
+	if len(info.Sets) != 1 {
+		return false
+	}
+	hl, set := s.t.HostLevel(), &info.Sets[0]
+	return max(info.Required, info.Preferred) <= hl && min(info.Required, info.Preferred) >= NoLevel &&
+		set.Count == 1 && set.SliceLevel >= NoLevel && set.SliceLevel <= hl && set.SliceSize >= 0 &&
+		int32(bits.OnesCount64(p.GPUs)) == set.GPUs && p.Milli == set.Milli && p.CPUMilli == set.CPUMilli &&
+		p.MemoryMiB == set.MemoryMiB
 }
 
 // freeFor reports that checkPod accepts pod p of a job with info at once:
