@@ -13,7 +13,8 @@ import (
 // histograms, the count of jobs with an end) follow from its one pod: addOne
 // runs reserve's and addJob's steps for it without their loops over
 // operations, pods and pod sets, reading the job's attributes and its pod
-// once. A pod of whole GPUs free in the free-mask passes checkPod at once
+// once. A pod that plainly fits (whole GPUs free in the free-mask, or a
+// share of a usable GPU with that much free) passes checkPod at once
 // (freeFor). TestAddOneOracle compares it with the general path.
 
 // addOne applies op, an AddJob of one pod, as the one operation of a Delta
@@ -66,21 +67,32 @@ func (s *State) validOne(info *Job, p *Pod) bool {
 		p.MemoryMiB == set.MemoryMiB
 }
 
-// freeFor reports that checkPod accepts pod p of a job with info at once:
-// the pod takes whole GPUs, all free in the free-mask (unused, not failed,
-// not nominated, on a healthy host no job holds exclusively: every check of
-// checkPod on the host's state but CPU and memory, done here), and the job
-// is not exclusive (which would claim the host's other GPUs too). The
-// free-mask is current: no commit is deferred between Applies. False leaves
-// the verdict, and its error, to checkPod.
+// freeFor reports that checkPod accepts pod p of a job with info at once,
+// every check of checkPod on the host's state done here: the job is not
+// exclusive (which would claim the host's other GPUs too), the host has the
+// pod's CPU and memory, and either the pod takes whole GPUs, all free in the
+// free-mask (unused, not failed, not nominated, on a healthy host no job
+// holds exclusively), or a share of one GPU, neither failed nor nominated,
+// with that much free milli, on such a host. The free-mask is current: no
+// commit is deferred between Applies. False leaves the verdict, and its
+// error, to checkPod.
 func (s *State) freeFor(info *Job, p *Pod) bool {
 	t, h := s.t, p.Host
-	if uint(h) >= uint(t.NumHosts()) || p.Milli != 0 || p.GPUs == 0 || info.Exclusive {
+	if uint(h) >= uint(t.NumHosts()) || p.GPUs == 0 || info.Exclusive || p.CPUMilli < 0 || p.MemoryMiB < 0 ||
+		p.CPUMilli > s.hostCPU[h] || p.MemoryMiB > s.hostMem[h] {
 		return false
 	}
 	lo := int(t.hostGPU[h])
-	return p.GPUs&^getBits(s.freeW, lo, int(t.hostGPU[h+1])-lo) == 0 &&
-		p.CPUMilli >= 0 && p.MemoryMiB >= 0 && p.CPUMilli <= s.hostCPU[h] && p.MemoryMiB <= s.hostMem[h]
+	n := int(t.hostGPU[h+1]) - lo
+	if p.Milli == 0 {
+		return p.GPUs&^getBits(s.freeW, lo, n) == 0
+	}
+	if p.Milli < 0 || p.Milli >= FullGPU || p.GPUs&(p.GPUs-1) != 0 || p.GPUs&^hostMask(n) != 0 ||
+		s.hostFlags[h] != uint8(Healthy) {
+		return false
+	}
+	g := lo + bits.TrailingZeros64(p.GPUs)
+	return !testBit(s.failed, g) && !testBit(s.nominated, g) && int32(s.gpuMilli(g)) >= p.Milli
 }
 
 // putOne is addJob after the checks, for job id of one pod p, journal-free

@@ -41,6 +41,9 @@ func TestAddOneOracle(t *testing.T) {
 				return fmt.Sprintf("seed %d, tree %d (%s), step %d", seed, k, desc, step)
 			}
 			op := addOneOp(gen, m)
+			if len(op.Pods) == 1 && r.IntN(3) == 0 {
+				aimPod(r, s, &op)
+			}
 			d := Delta{Ops: []Op{op}}
 			if len(op.Pods) == 1 && op.Job >= 0 && op.Job <= MaxJobID && !(int(op.Job) < len(s.jobs) && s.jobs[op.Job].live) &&
 				s.validateJob(&op.Info, op.Pods) == nil && s.freeFor(&op.Info, &op.Pods[0]) {
@@ -128,4 +131,44 @@ func compareDerived(a, b *State) error {
 		return fmt.Errorf("aggregates differ")
 	}
 	return nil
+}
+
+// aimPod re-places op's one pod on a random GPU of a random host, whatever
+// its state (failed, nominated, held, on an unhealthy host), as a share of
+// about the GPU's free milli (one less, equal, one more) or as whole GPUs
+// around the host's free ones, and gives op's one pod set, if any, its new
+// shape: the edges of freeFor's checks (and now and then a share out of
+// range).
+func aimPod(r *rand.Rand, s *State, op *Op) {
+	t := s.Tree()
+	h := HostID(r.IntN(t.NumHosts()))
+	lo, hi := t.HostGPUs(h)
+	if lo == hi {
+		return
+	}
+	g := lo + GPUID(r.IntN(int(hi-lo)))
+	p := op.Pods[0]
+	p.Host = h
+	if p.Milli != 0 {
+		p.GPUs = 1 << uint(g-lo)
+		p.Milli = min(max(int32(s.gpuMilli(int(g)))+int32(r.IntN(3))-1, 1), FullGPU-1)
+		if r.IntN(8) == 0 { // out of range
+			p.Milli = oraclePick[int32](r, -1, FullGPU)
+		}
+	} else {
+		p.GPUs = s.HostFreeMask(h)
+		for m := p.GPUs; m != 0; m &= m - 1 { // a random subset of the free GPUs
+			if r.IntN(2) == 0 {
+				p.GPUs &^= m & -m
+			}
+		}
+		if p.GPUs == 0 || r.IntN(4) == 0 {
+			p.GPUs |= 1 << uint(g-lo)
+		}
+	}
+	op.Pods = []Pod{p}
+	if len(op.Info.Sets) == 1 {
+		op.Info.Sets = []PodSet{op.Info.Sets[0]}
+		op.Info.Sets[0].GPUs, op.Info.Sets[0].Milli = int32(p.NumGPUs()), p.Milli
+	}
 }
