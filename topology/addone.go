@@ -20,36 +20,38 @@ import (
 // addOne applies op, an AddJob of one pod, as the one operation of a Delta
 // whose guards held: like Apply, it changes nothing if it fails.
 func (s *State) addOne(op *Op) error {
-	if err := s.checkOne(op); err != nil {
+	free, err := s.checkOne(op)
+	if err != nil {
 		return fmt.Errorf("op 0 (%s): %w", op.Kind, err)
 	}
 	s.growFor(op.Job, 1) // reserve's growth, after the checks: a rejected op grows nothing
-	s.putOne(op.Job, &op.Info, &op.Pods[0])
+	s.putOne(op.Job, &op.Info, &op.Pods[0], free)
 	return nil
 }
 
 // checkOne validates op, an AddJob of one pod, against the State as it is
-// now, with reserve's, addJob's and checkPod's checks in their order.
-func (s *State) checkOne(op *Op) error {
+// now, with reserve's, addJob's and checkPod's checks in their order. free
+// reports freeFor's verdict.
+func (s *State) checkOne(op *Op) (free bool, err error) {
 	id, info, p := op.Job, &op.Info, &op.Pods[0]
 	if id < 0 || id > MaxJobID {
-		return fmt.Errorf("%w: job id %d out of range 0…%d", ErrInvalid, id, MaxJobID)
+		return false, fmt.Errorf("%w: job id %d out of range 0…%d", ErrInvalid, id, MaxJobID)
 	}
 	if int(id) < len(s.jobs) && s.jobs[id].live {
-		return fmt.Errorf("%w: job %d already present", ErrStale, id)
+		return false, fmt.Errorf("%w: job %d already present", ErrStale, id)
 	}
 	if !s.validOne(info, p) {
 		if err := s.validateJob(info, op.Pods); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if s.freeFor(info, p) {
-		return nil
+		return true, nil
 	}
 	if err := s.checkPod(id, info, p); err != nil {
-		return fmt.Errorf("pod 0: %w", err)
+		return false, fmt.Errorf("pod 0: %w", err)
 	}
-	return nil
+	return false, nil
 }
 
 // validOne reports that validateJob accepts a job with info of one pod p
@@ -97,7 +99,7 @@ func (s *State) freeFor(info *Job, p *Pod) bool {
 
 // putOne is addJob after the checks, for job id of one pod p, journal-free
 // (the journal is off between Applies, commits are not deferred).
-func (s *State) putOne(id JobID, info *Job, p *Pod) {
+func (s *State) putOne(id JobID, info *Job, p *Pod, free bool) {
 	j := &s.jobs[id]
 	if n := j.nom; n >= 0 { // the nominee is placed: release its reservation
 		s.releaseNomination(n)
@@ -108,11 +110,46 @@ func (s *State) putOne(id JobID, info *Job, p *Pod) {
 	j.live = true
 	slot := s.podFree
 	s.podFree = s.pods[slot].jnext
-	s.putAt(slot, id, &j.info, 0, p, -1)
+	if free && p.Milli == 0 && !s.takesWhole(p.Host, s.t.HostGPUCount(p.Host), p) {
+		s.putFree(slot, id, &j.info, p)
+	} else {
+		s.putAt(slot, id, &j.info, 0, p, -1)
+	}
 	j.first, j.last, j.n = slot, slot, 1
 	s.nPods++
 	s.countOne(id, info, p)
 	s.nJobs++
+}
+
+// putFree is putAt, journal-free, for pod p of job id, of whole GPUs free
+// in the free-mask (freeFor), the only pod of a job that is not exclusive:
+// its host is plain (healthy, held by no job, its commit not deferred), and
+// the host's free GPUs lose exactly the pod's (commitTaken without
+// comparing masks).
+func (s *State) putFree(slot int32, id JobID, info *Job, p *Pod) {
+	t, h := s.t, p.Host
+	lo := int(t.hostGPU[h])
+	n := int(t.hostGPU[h+1]) - lo
+	k := int32(bits.OnesCount64(p.GPUs))
+	andNotBits(s.unused, lo, n, p.GPUs)
+	if p.CPUMilli|p.MemoryMiB != 0 {
+		s.takeCPUMem(h, -p.CPUMilli, -p.MemoryMiB)
+	}
+	if info.Preemptible {
+		s.addPre(h, info.Priority, k)
+	}
+	next := s.linkOnHost(h, slot, id, 0)
+	r := &s.pods[slot]
+	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, 0, next, -1
+	s.hostGen[h]++
+	andNotBits(s.freeW, lo, n, p.GPUs)
+	b := int32(s.hostFree[h])
+	s.hostFree[h] = uint8(b - k)
+	s.propagateFree(h, b, b-k)
+	if w, bit := &s.idleHostW[h>>6], uint64(1)<<(uint(h)&63); *w&bit != 0 { // it holds a pod now
+		*w &^= bit
+		s.propagateIdle(h, -1)
+	}
 }
 
 // countOne adds job id, of one pod p, to the compact view and the
