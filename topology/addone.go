@@ -62,9 +62,9 @@ func (s *State) validOne(info *Job, p *Pod) bool {
 	if len(info.Sets) != 1 {
 		return false
 	}
-	hl, set := s.t.HostLevel(), &info.Sets[0]
-	return max(info.Required, info.Preferred) <= hl && min(info.Required, info.Preferred) >= NoLevel &&
-		set.Count == 1 && set.SliceLevel >= NoLevel && set.SliceLevel <= hl && set.SliceSize >= 0 &&
+	hl, set := uint8(s.t.HostLevel()-NoLevel), &info.Sets[0] // a level l is in NoLevel…HostLevel when uint8(l-NoLevel) ≤ hl
+	return uint8(info.Required-NoLevel) <= hl && uint8(info.Preferred-NoLevel) <= hl &&
+		set.Count == 1 && uint8(set.SliceLevel-NoLevel) <= hl && set.SliceSize >= 0 &&
 		int32(bits.OnesCount64(p.GPUs)) == set.GPUs && p.Milli == set.Milli && p.CPUMilli == set.CPUMilli &&
 		p.MemoryMiB == set.MemoryMiB
 }
