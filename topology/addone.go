@@ -24,7 +24,11 @@ func (s *State) addOne(op *Op) error {
 	if err != nil {
 		return fmt.Errorf("op 0 (%s): %w", op.Kind, err)
 	}
-	s.growFor(op.Job, 1) // reserve's growth, after the checks: a rejected op grows nothing
+	// reserve's growth, after the checks (a rejected op grows nothing), if
+	// the tables lack room (growFor's tests, without its call when not)
+	if int(op.Job) >= len(s.jobs) || len(s.jobPrio) < len(s.jobs) || int(s.nPods) == len(s.pods) {
+		s.growFor(op.Job, 1)
+	}
 	s.putOne(op.Job, &op.Info, &op.Pods[0], free)
 	return nil
 }
