@@ -44,7 +44,7 @@ func (s *State) checkOne(op *Op) (free bool, err error) {
 	if int(id) < len(s.jobs) && s.jobs[id].live {
 		return false, fmt.Errorf("%w: job %d already present", ErrStale, id)
 	}
-	if !s.validOne(info, p) {
+	if !validOne(info, p, uint8(s.t.HostLevel()-NoLevel)) {
 		if err := s.validateJob(info, op.Pods); err != nil {
 			return false, err
 		}
@@ -61,14 +61,17 @@ func (s *State) checkOne(op *Op) (free bool, err error) {
 // validOne reports that validateJob accepts a job with info of one pod p
 // at once: its levels are in range and it has one pod set, of one pod of
 // p's shape, with a valid slice (an engine's job). False leaves the verdict,
-// and its error, to validateJob.
-func (s *State) validOne(info *Job, p *Pod) bool {
-	if len(info.Sets) != 1 {
-		return false
-	}
-	hl, set := uint8(s.t.HostLevel()-NoLevel), &info.Sets[0] // a level l is in NoLevel…HostLevel when uint8(l-NoLevel) ≤ hl
-	return uint8(info.Required-NoLevel) <= hl && uint8(info.Preferred-NoLevel) <= hl &&
-		set.Count == 1 && uint8(set.SliceLevel-NoLevel) <= hl && set.SliceSize >= 0 &&
+// and its error, to validateJob. A level l is in NoLevel…HostLevel when
+// uint8(l-NoLevel) ≤ hl, hl = uint8(HostLevel-NoLevel). Small enough to be
+// inlined.
+func validOne(info *Job, p *Pod, hl uint8) bool {
+	return len(info.Sets) == 1 && uint8(info.Required-NoLevel) <= hl && uint8(info.Preferred-NoLevel) <= hl &&
+		sameShape(&info.Sets[0], p, hl)
+}
+
+// sameShape: set is of one pod of p's shape, with a valid slice.
+func sameShape(set *PodSet, p *Pod, hl uint8) bool {
+	return set.Count == 1 && uint8(set.SliceLevel-NoLevel) <= hl && set.SliceSize >= 0 &&
 		int32(bits.OnesCount64(p.GPUs)) == set.GPUs && p.Milli == set.Milli && p.CPUMilli == set.CPUMilli &&
 		p.MemoryMiB == set.MemoryMiB
 }
@@ -172,8 +175,14 @@ func (s *State) countOne(id JobID, info *Job, p *Pod) {
 	if movable(info) {
 		s.movHist[movBucket(n)]++
 	}
-	if info.Preemptible {
-		s.addPreSize(id, info.Priority, size, 1)
+	if info.Preemptible { // addPreSize, journal-free
+		pb, b := prioBucket(info.Priority), movBucket(size)
+		i := pb*movBuckets + b
+		s.preN[i]++
+		if b >= 64 {
+			s.preSum[i] += uint64(size)
+		}
+		s.countPreIndex(id, info.Priority, size, pb, 1)
 	}
 	if info.HasEnd {
 		s.endJobs++

@@ -80,21 +80,18 @@ func podMilli(n int64, milli int32) int64 {
 // the histogram and to the preemptible index (preindex.go), journaled. The
 // view holds its size already.
 func (s *State) countPreSize(id JobID, delta int32) {
-	if r := &s.jobs[id]; r.info.Preemptible {
-		s.addPreSize(id, r.info.Priority, int64(s.jobSizes[id]), delta)
+	r := &s.jobs[id]
+	if !r.info.Preemptible {
+		return
 	}
-}
-
-// addPreSize is countPreSize for preemptible job id of priority prio and
-// size size.
-func (s *State) addPreSize(id JobID, prio int32, size int64, delta int32) {
-	pb, b := prioBucket(prio), movBucket(size)
+	size := int64(s.jobSizes[id])
+	pb, b := prioBucket(r.info.Priority), movBucket(size)
 	i := pb*movBuckets + b
 	s.w32(&s.preN[i], s.preN[i]+delta)
 	if b >= 64 { // below, a bucket's sum is its count times its size
 		s.w64(&s.preSum[i], uint64(int64(s.preSum[i])+int64(delta)*size))
 	}
-	s.countPreIndex(id, prio, size, pb, delta)
+	s.countPreIndex(id, r.info.Priority, size, pb, delta)
 }
 
 // PreemptibleCover returns a lower bound k on the number of live preemptible
