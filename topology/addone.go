@@ -113,7 +113,13 @@ func (s *State) putOne(id JobID, info *Job, p *Pod, free bool) {
 	}
 	own := j.info.Sets[:0] // the State's storage from this id's last job
 	j.info = *info
-	j.info.Sets = s.ownSets(own, info.Sets)
+	if len(info.Sets) == 1 && cap(own) > 0 { // ownSets, journal-free, for one set
+		own = own[:1]
+		own[0] = info.Sets[0]
+		j.info.Sets = own
+	} else {
+		j.info.Sets = s.ownSets(own, info.Sets)
+	}
 	j.live = true
 	slot := s.podFree
 	s.podFree = s.pods[slot].jnext
