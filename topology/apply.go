@@ -16,6 +16,14 @@ import (
 // nomination) runs without the undo journal; Apply then allocates nothing
 // once the State's tables have grown to their working size.
 func (s *State) Apply(d Delta) error {
+	if len(d.Guards) == 0 && len(d.Ops) == 1 && d.Ops[0].Kind == OpAddJob && len(d.Ops[0].Pods) == 1 {
+		return s.addOne(&d.Ops[0]) // the commonest Delta (addone.go); Apply is small enough to inline
+	}
+	return s.applyDelta(&d)
+}
+
+// applyDelta is Apply.
+func (s *State) applyDelta(d *Delta) error {
 	for i, g := range d.Guards {
 		if g.Host < 0 || int(g.Host) >= s.t.NumHosts() {
 			return fmt.Errorf("%w: guard %d: host %d out of range", ErrInvalid, i, g.Host)
@@ -25,13 +33,16 @@ func (s *State) Apply(d Delta) error {
 				ErrStale, i, s.t.HostName(g.Host), s.hostGen[g.Host], g.Gen)
 		}
 	}
+	if len(d.Ops) == 1 && d.Ops[0].Kind == OpAddJob && len(d.Ops[0].Pods) == 1 {
+		return s.addOne(&d.Ops[0]) // with guards
+	}
 	nJobs := len(s.jobs) // the job id bound is observable (JobIDBound, snapshots)
-	pods, err := s.reserve(&d)
+	pods, err := s.reserve(d)
 	if err != nil {
 		return err
 	}
-	s.jr.on = s.needsJournal(&d) && !(len(d.Ops) == 1 && s.gangApart(&d))
-	s.deferring = s.jr.on || s.manyHosts(&d)
+	s.jr.on = s.needsJournal(d) && !(len(d.Ops) == 1 && s.gangApart(d))
+	s.deferring = s.jr.on || s.manyHosts(d)
 	if s.jr.on {
 		s.jr.reset(pods)
 	}
@@ -183,6 +194,18 @@ func (s *State) reserve(d *Delta) (int, error) {
 				i, op.Kind, ErrInvalid, id, MaxJobID)
 		}
 	}
+	s.growFor(maxJob, pods)
+	if noms > 0 {
+		for dead := s.deadNoms(); dead < noms; dead++ {
+			s.noms = append(s.noms, nomRec{})
+		}
+	}
+	return pods, nil
+}
+
+// growFor grows the job table (and its view) to reach job id maxJob, and
+// the pod table to hold pods more pods.
+func (s *State) growFor(maxJob JobID, pods int) {
 	if n := int(maxJob) + 1 - len(s.jobs); n > 0 {
 		s.jobs = slices.Grow(s.jobs, n)
 		for range n {
@@ -197,12 +220,6 @@ func (s *State) reserve(d *Delta) (int, error) {
 			s.growPods(pods - free)
 		}
 	}
-	if noms > 0 {
-		for dead := s.deadNoms(); dead < noms; dead++ {
-			s.noms = append(s.noms, nomRec{})
-		}
-	}
-	return pods, nil
 }
 
 // growPods appends n free pod slots, linked so the lowest is taken first.

@@ -203,6 +203,24 @@ func (s *State) propagateShared(h HostID, touched bool, dShared int64, bPart, aP
 	}
 }
 
+// propagateMilli is propagateShared for one GPU's change (commitMilli):
+// the partly-used GPUs leave bucket kb and join bucket ka (-1: none).
+func (s *State) propagateMilli(h HostID, touched bool, dShared int64, kb, ka int) {
+	if !touched {
+		s.touch(h)
+	}
+	parent, shared, part := s.t.domParent, s.domShared, s.domPart
+	for d := s.t.hostParent[h]; d >= 0; d = parent[d] {
+		shared[d] += dShared
+		if kb >= 0 {
+			part[int(d)*PartialBuckets+kb]--
+		}
+		if ka >= 0 {
+			part[int(d)*PartialBuckets+ka]++
+		}
+	}
+}
+
 // addPre adds delta GPUs held by a preemptible job of priority prio on host h
 // to the preemptible aggregates of h's domains (journaled as one entry).
 func (s *State) addPre(h HostID, prio int32, delta int32) {
@@ -279,19 +297,19 @@ func (s *State) commitMilli(h HostID, lo, n, g int, before, after int32) {
 	s.hostGen[h]++
 	old := getBits(s.freeW, lo, n)
 	mask, part, shared := old, s.hostPart[h], int32(s.hostShared[h])
+	kb, ka := -1, -1 // the partly-used buckets g leaves and joins
 	if bit := uint64(1) << uint(g-lo); (getBits(s.failed, lo, n)|getBits(s.nominated, lo, n))&bit == 0 {
 		mask = mask&^bit | b2u(after == FullGPU)*bit
 		if before > 0 && before < FullGPU {
-			shared, part = shared-before, part-partBit(before)
+			shared, part, kb = shared-before, part-partBit(before), int(before/PartialBucketMilli)
 		}
 		if after > 0 && after < FullGPU {
-			shared, part = shared+after, part+partBit(after)
+			shared, part, ka = shared+after, part+partBit(after), int(after/PartialBucketMilli)
 		}
 	}
 	if b := int32(s.hostShared[h]); shared != b || part != s.hostPart[h] {
-		bPart := s.hostPart[h]
 		s.hostShared[h], s.hostPart[h] = uint16(shared), part
-		s.propagateShared(h, mask != old, int64(shared-b), bPart, part)
+		s.propagateMilli(h, mask != old, int64(shared-b), kb, ka)
 	}
 	s.commitMask(h, lo, n, old, mask, mask == hostMask(n) && s.hostPods[h] < 0)
 }

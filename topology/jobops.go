@@ -154,13 +154,14 @@ func (s *State) validateJob(info *Job, pods []Pod) error {
 		if set.SliceLevel < NoLevel || set.SliceLevel > hl || set.SliceSize < 0 {
 			return fmt.Errorf("%w: pod set %d: bad slice (size %d, level %d)", ErrInvalid, si, set.SliceSize, set.SliceLevel)
 		}
-		for range set.Count {
-			p := &pods[rank]
-			if p.NumGPUs() != int(set.GPUs) || p.Milli != set.Milli || p.CPUMilli != set.CPUMilli || p.MemoryMiB != set.MemoryMiB {
-				return fmt.Errorf("%w: pod %d does not have the shape of pod set %d", ErrInvalid, rank, si)
+		ps := pods[rank : rank+int(set.Count)] // the set's shape in locals: a gang's pods in a tight loop
+		gpus, milli, cpu, mem := int(set.GPUs), set.Milli, set.CPUMilli, set.MemoryMiB
+		for i := range ps {
+			if p := &ps[i]; bits.OnesCount64(p.GPUs) != gpus || p.Milli != milli || p.CPUMilli != cpu || p.MemoryMiB != mem {
+				return fmt.Errorf("%w: pod %d does not have the shape of pod set %d", ErrInvalid, rank+i, si)
 			}
-			rank++
 		}
+		rank += len(ps)
 	}
 	if rank != len(pods) {
 		return fmt.Errorf("%w: pod sets count %d pods, %d given", ErrInvalid, rank, len(pods))

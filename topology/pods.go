@@ -62,7 +62,17 @@ func (s *State) takeCPUMem(h HostID, cpu, mem int32) {
 // takeMilli sets the free milli of the host's one GPU in mask m to v.
 func (s *State) takeMilli(lo, n int, m uint64, v int32) {
 	g := lo + bits.TrailingZeros64(m)
-	if v > 0 && v < FullGPU {
+	part := v > 0 && v < FullGPU
+	if !s.jr.on { // unjournaled: g's own bits, not the host's
+		if part {
+			s.milli[g] = uint16(v)
+		}
+		i, bit := g>>6, uint64(1)<<(uint(g)&63)
+		s.unused[i] = s.unused[i]&^bit | b2u(v == FullGPU)*bit
+		s.partial[i] = s.partial[i]&^bit | b2u(part)*bit
+		return
+	}
+	if part {
 		s.w16(&s.milli[g], uint16(v))
 	}
 	unused, partial := getBits(s.unused, lo, n)&^m, getBits(s.partial, lo, n)&^m
