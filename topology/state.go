@@ -54,13 +54,15 @@ type State struct {
 	setRoom []PodSet // spare storage for new job records' sets (newJobRec)
 
 	jr           journal
-	replaceSlots []int32   // scratch of replacePods
-	deferring    bool      // commits are deferred to the end of Apply (apply.go, flush.go)
-	pending      []HostID  // the hosts whose commit is deferred
-	pendingWhole []HostID  // those whose deferred commit is takeWhole's (whole.go)
-	acc          aggDelta  // scratch of flushPending
-	batch        *aggDelta // during flushRun: where commit adds a host's difference
-	touches      *touchLog // allocated with the State; Clone starts a fresh log
+	replaceSlots []int32    // scratch of replacePods
+	deferring    bool       // commits are deferred to the end of Apply (apply.go, flush.go)
+	pending      []HostID   // the hosts whose commit is deferred
+	wholeRuns    []hostSpan // the runs of whole idle hosts whose deferred commit is takeSpans' (wholerun.go)
+	spans        []hostSpan // scratch of checkApart: runs of whole idle hosts, for placeApart
+	acc          aggDelta   // scratch of flushPending
+	runAcc       runAcc     // scratch of flushRuns
+	batch        *aggDelta  // during flushRun: where commit adds a host's difference
+	touches      *touchLog  // allocated with the State; Clone starts a fresh log
 }
 
 // agg is the derived data, kept incrementally; Check recomputes it.
