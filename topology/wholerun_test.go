@@ -145,7 +145,7 @@ func wholeRunGang(r *rand.Rand, s *State) []Pod {
 			case x == 2:
 				p.CPUMilli = 1
 			case x == 3:
-				p.GPUs = hostMask(n+1) // out of range
+				p.GPUs = hostMask(n + 1) // out of range
 			case x == 4:
 				p.MemoryMiB = 1
 			case x == 5 && h > 0: // the previous host's whole mask: part of this one, or too much
