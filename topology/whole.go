@@ -7,7 +7,7 @@ import "fmt"
 // such a host the checks of a pod that takes all of its GPUs reduce to the
 // host's idle bit, and the host's summary after the pod is known without
 // reading its GPU bits again (free 0, not idle, capacity unchanged): the
-// pod goes through takeWhole instead of summarize. Only journal-free
+// pod goes through commitWhole instead of summarize. Only journal-free
 // Deltas take this path (one AddJob, its pods on distinct hosts: apply.go),
 // so a host it marks changes no further before its deferred commit. The
 // idle bit is derived data, current only while the host's commit is not
@@ -88,26 +88,19 @@ func (s *State) placeApart(id JobID, pods []Pod) (first, last int32) {
 }
 
 // commitWhole is commit for host h after a pod took all of its GPUs while it
-// was idle and clean (takesWhole): deferred like commit, as a run of one
-// host to the list of runs the flush commits (wholeRuns, flushRuns).
+// was idle and clean (takesWhole): the host's own figures at once
+// (wholeTaken), the aggregates too or, deferred, with the runs placeApart
+// left, as a run of one host (wholeRuns, flushRuns).
 func (s *State) commitWhole(h HostID) {
+	f := s.wholeTaken(h)
 	if !s.deferring {
-		s.takeWhole(h)
+		if f != 0 {
+			s.propagateFree(h, f, 0)
+		}
+		s.propagateIdle(h, -1)
 		return
 	}
-	s.wholeRuns = append(s.wholeRuns, hostSpan{-1, h, h + 1})
-}
-
-// takeWhole commits host h, idle and clean before a pod took all of its
-// GPUs: the summary goes from n free GPUs and idle to none free, capacity,
-// shared milli and partly used GPUs unchanged (an idle host has no partly
-// used GPU), which commit would find by summarizing it again; propagate's
-// parts for the free GPUs and idleness carry it to the aggregates.
-func (s *State) takeWhole(h HostID) {
-	if f := s.wholeTaken(h); f != 0 {
-		s.propagateFree(h, f, 0)
-	}
-	s.propagateIdle(h, -1)
+	s.wholeRuns = append(s.wholeRuns, hostSpan{-1, h, h + 1, f, int32(s.t.hostModel[h])})
 }
 
 // wholeTaken writes host h's own figures after a pod took every GPU of it

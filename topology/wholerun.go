@@ -8,48 +8,56 @@ package topology
 // crosses move once, by the run's count (every host of a run has the same
 // GPU count n and model m, so each goes from bucket n to bucket 0 of the
 // histograms). What stays per pod is what is per pod: its record, its slot
-// and its host's first pod, generation and touch. Only journal-free gangs
-// (checkApart, placeApart) take runs; placeApart's general path
-// (takesWhole, putWhole) is the oracle they are tested against
+// and its host's first pod, free count, generation and touch. The hosts'
+// own figures are written as a run is placed; the aggregates and touches
+// wait for the flush, which takes the runs in the order of their pods. Only
+// journal-free gangs (checkApart, placeApart) take runs; the journaled path
+// (checkPod, putAt, commit) is the oracle they are tested against
 // (TestWholeRunOracle).
 
 // hostSpan is a run of pods of a journal-free gang on consecutive whole
-// idle hosts [lo, hi): from pod index pod on, as checkApart found it
-// (wholeSpans), or, once placed, waiting for the flush (wholeRuns).
+// idle hosts [lo, hi), of n GPUs and model m each: from pod index pod on, as
+// checkApart found it (spans), or, once placed, waiting for the flush
+// (wholeRuns).
 type hostSpan struct {
 	pod    int32
 	lo, hi HostID
+	n, m   int32
 }
 
-// wholeSpan returns how many pods from the start of pods form a run: on
-// consecutive hosts from pods[0].Host, each of no CPU, memory or milli,
-// taking every GPU of a host whose GPU count and model are the first
-// host's, all idle (idleClean: nothing is pending in a journal-free gang's
-// check, since it is the Delta's only operation). 0 if pods[0] is not such
-// a pod; n is the hosts' GPU count.
-func (s *State) wholeSpan(pods []Pod) (k int, n int) {
+// wholeSpan returns the run at the start of pods: the pods on consecutive
+// hosts from pods[0].Host, each of no CPU, memory or milli, taking every
+// GPU of a host whose GPU count and model are the first host's, all idle
+// (idleClean: nothing is pending in a journal-free gang's check, since it
+// is the Delta's only operation); empty (lo == hi) if pods[0] is not such
+// a pod.
+func (s *State) wholeSpan(pods []Pod) hostSpan {
 	t := s.t
 	lo := pods[0].Host
 	if uint(lo) >= uint(len(s.hostPods)) {
-		return 0, 0
+		return hostSpan{}
 	}
-	g := t.hostGPU[lo]
-	n = int(t.hostGPU[lo+1] - g)
-	mask, m := hostMask(n), t.hostModel[lo]
+	n, m := t.hostGPU[lo+1]-t.hostGPU[lo], t.hostModel[lo]
+	mask := hostMask(int(n))
 	pods = pods[:min(len(pods), len(s.hostPods)-int(lo))]
 	h := lo
-	for i := range pods {
-		p := &pods[i]
-		if p.Host != h || p.GPUs != mask || p.Milli|p.CPUMilli|p.MemoryMiB != 0 {
-			break
+	if t.uniGPUs > 0 && s.nm == 1 { // every host has n GPUs of model m
+		for i := range pods {
+			if p := &pods[i]; p.Host != h || p.GPUs != mask || p.Milli|p.CPUMilli|p.MemoryMiB != 0 {
+				break
+			}
+			h++
 		}
-		if next := t.hostGPU[h+1]; next-g != int32(n) || (s.nm > 1 && t.hostModel[h] != m) {
-			break
+	} else {
+		for i := range pods {
+			if p := &pods[i]; p.Host != h || p.GPUs != mask || p.Milli|p.CPUMilli|p.MemoryMiB != 0 ||
+				t.hostGPU[h+1]-t.hostGPU[h] != n || t.hostModel[h] != m {
+				break
+			}
+			h++
 		}
-		g += int32(n)
-		h++
 	}
-	return int(idlePrefix(s.idleHostW, int(lo), int(h)) - int(lo)), n
+	return hostSpan{lo: lo, hi: HostID(idlePrefix(s.idleHostW, int(lo), int(h))), n: n, m: int32(m)}
 }
 
 // idlePrefix returns the first host in [lo, hi) whose bit in w is clear, or
@@ -73,10 +81,10 @@ func (s *State) checkSpans(id JobID, info *Job, pods []Pod) (int, error) {
 	fast := len(s.pending) == 0 && len(s.wholeRuns) == 0 // nothing deferred yet: idle bits are current
 	for i := 0; i < len(pods); {
 		if fast {
-			if k, _ := s.wholeSpan(pods[i:]); k > 0 {
-				h := pods[i].Host
-				s.spans = append(s.spans, hostSpan{int32(i), h, h + HostID(k)})
-				i += k
+			if sp := s.wholeSpan(pods[i:]); sp.hi > sp.lo {
+				sp.pod = int32(i)
+				s.spans = append(s.spans, sp)
+				i += int(sp.hi - sp.lo)
 				continue
 			}
 		}
@@ -90,27 +98,33 @@ func (s *State) checkSpans(id JobID, info *Job, pods []Pod) (int, error) {
 
 // placeSpan places pods on the whole idle hosts of span sp, as putWhole
 // would one by one, in the slots of the free list from slot on, keeping
-// their links (placeApart); it returns the slot after them and the last.
-// The run's commit waits for the flush (wholeRuns), or happens at once when
+// their links (placeApart), and writes the hosts' own figures as wholeTaken
+// would; it returns the slot after them and the last. The aggregates and
+// touches wait for the flush (wholeRuns), or are written at once when
 // nothing is deferred.
 func (s *State) placeSpan(id JobID, info *Job, pods []Pod, sp hostSpan, slot int32) (next, last int32) {
 	t := s.t
 	h := sp.lo
+	gen, free := s.hostGen, s.hostFree
 	for i := int(sp.pod); h < sp.hi; i++ {
 		r := &s.pods[slot]
 		last, slot = slot, r.jnext
 		r.Pod, r.job, r.rank, r.next = pods[i], id, int32(i), -1
 		s.hostPods[h] = last
+		gen[h]++
+		free[h] = 0
 		h++
 	}
-	clearRange(s.unused, int(t.hostGPU[sp.lo]), int(t.hostGPU[sp.hi]))
+	lo, hi := int(t.hostGPU[sp.lo]), int(t.hostGPU[sp.hi])
+	clearRange(s.unused, lo, hi)
+	clearRange(s.freeW, lo, hi)
+	clearRange(s.idleHostW, int(sp.lo), int(sp.hi))
 	if info.Exclusive || info.Preemptible {
 		s.markSpan(info, sp)
 	}
-	if s.deferring {
-		s.wholeRuns = append(s.wholeRuns, sp)
-	} else {
-		s.takeSpans(sp.lo, sp.hi)
+	s.wholeRuns = append(s.wholeRuns, sp)
+	if !s.deferring {
+		s.flushRuns()
 	}
 	return slot, last
 }
@@ -124,61 +138,36 @@ func (s *State) markSpan(info *Job, sp hostSpan) {
 			s.addExcl(h, 1)
 		}
 		if info.Preemptible {
-			s.addPre(h, info.Priority, int32(s.t.HostGPUCount(h)))
+			s.addPre(h, info.Priority, sp.n)
 		}
 	}
 }
 
-// takeSpans commits the whole idle hosts [lo, hi) taken by a run at once
-// (nothing deferred): flushRuns for one run.
-func (s *State) takeSpans(lo, hi HostID) {
-	s.wholeRuns = append(s.wholeRuns, hostSpan{-1, lo, hi})
-	s.flushRuns()
-}
-
-// flushRuns commits the runs of whole idle hosts placeApart and commitWhole
-// deferred (wholeRuns), in order: each host's own figures a parent domain's
-// share of a run at a time (takeHosts), and the aggregates above added up
-// level by level (runAcc), so that a domain above many runs moves once.
+// flushRuns commits the runs of whole idle hosts placeSpan and commitWhole
+// left (wholeRuns), in order: their hosts' touches, and the aggregates of
+// the domains above, added up level by level (runAcc), so that a domain
+// above many runs moves once.
 func (s *State) flushRuns() {
 	t := s.t
 	acc := &s.runAcc
 	acc.reset(t.HostLevel())
+	tl := s.touches
 	for _, sp := range s.wholeRuns {
+		if sp.n > 0 { // a host without GPUs: only its idleness changes
+			for h, q := sp.lo, tl.seq; h < sp.hi; h, q = h+1, q+1 {
+				tl.ids[q%TouchLogSize] = h
+			}
+			tl.seq += uint64(sp.hi - sp.lo)
+		}
 		for lo := sp.lo; lo < sp.hi; {
 			p := t.hostParent[lo]
 			hi := min(sp.hi, HostID(t.domHostEnd[p]))
-			n, m := s.takeHosts(lo, hi)
-			s.addRun(acc, p, n, m, int32(hi-lo))
+			s.addRun(acc, p, sp.n, sp.m, int32(hi-lo))
 			lo = hi
 		}
 	}
 	s.spillRuns(acc)
 	s.wholeRuns = s.wholeRuns[:0]
-}
-
-// takeHosts writes the own figures of whole idle hosts [lo, hi), taken
-// whole, all of the first's GPU count n and model m, which it returns: a
-// new generation and, if they have GPUs, a touch each, their free counts
-// zeroed, their free and idle bits cleared.
-func (s *State) takeHosts(lo, hi HostID) (n, m int32) {
-	t := s.t
-	n, m = t.hostGPU[lo+1]-t.hostGPU[lo], int32(t.hostModel[lo])
-	gen := s.hostGen[lo:hi]
-	for i := range gen {
-		gen[i]++
-	}
-	if n > 0 { // a host without GPUs: only its idleness changes
-		tl := s.touches
-		for h, q := lo, tl.seq; h < hi; h, q = h+1, q+1 {
-			tl.ids[q%TouchLogSize] = h
-		}
-		tl.seq += uint64(hi - lo)
-		clear(s.hostFree[lo:hi])
-		clearRange(s.freeW, int(t.hostGPU[lo]), int(t.hostGPU[hi]))
-	}
-	clearRange(s.idleHostW, int(lo), int(hi))
-	return n, m
 }
 
 // runAcc adds up whole hosts taken under the domains above the runs
