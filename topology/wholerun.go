@@ -171,27 +171,28 @@ func (s *State) flushRuns() {
 }
 
 // runAcc adds up whole hosts taken under the domains above the runs
-// flushed so far: at each level, the domain above the last run and how
-// many hosts (of n GPUs and model m) went under it since it became the
-// last run's.
+// flushed so far: at each level, the domain above the last run and the
+// count of hosts (of n GPUs and model m) added when it became the last
+// run's; the hosts under it since are total less that base.
 type runAcc struct {
-	dom, k []int32 // [level]
-	n, m   int32
+	dom, base []int32 // [level]
+	total     int32
+	n, m      int32
 }
 
 func (acc *runAcc) reset(levels Level) {
 	if len(acc.dom) != int(levels) {
-		acc.dom, acc.k = make([]int32, levels), make([]int32, levels)
+		acc.dom, acc.base = make([]int32, levels), make([]int32, levels)
 	}
 	for l := range acc.dom {
-		acc.dom[l], acc.k[l] = -1, 0
+		acc.dom[l] = -1
 	}
-	acc.n, acc.m = -1, -1
+	acc.total, acc.n, acc.m = 0, -1, -1
 }
 
 // addRun adds k whole hosts of n GPUs and model m under domain p to acc:
-// the domains above p that acc holds already add them up; those it does
-// not replace theirs, which go to the aggregates (spill).
+// the domains above p that acc holds already count them; those it does not
+// hold replace theirs, whose counts go to the aggregates (spill).
 func (s *State) addRun(acc *runAcc, p, n, m, k int32) {
 	if n != acc.n || m != acc.m {
 		s.spillRuns(acc)
@@ -201,28 +202,25 @@ func (s *State) addRun(acc *runAcc, p, n, m, k int32) {
 	for d := p; d >= 0; d = t.domParent[d] {
 		l := t.domLevel[d]
 		if acc.dom[l] == d { // so are the domains above it
-			for ; ; l-- {
-				acc.k[l] += k
-				if l == 0 {
-					return
-				}
-			}
+			break
 		}
-		if acc.k[l] != 0 {
-			s.spill(acc.dom[l], acc.n, acc.m, acc.k[l])
+		if old := acc.dom[l]; old >= 0 {
+			s.spill(old, acc.n, acc.m, acc.total-acc.base[l])
 		}
-		acc.dom[l], acc.k[l] = d, k
+		acc.dom[l], acc.base[l] = d, acc.total
 	}
+	acc.total += k
 }
 
-// spillRuns writes every level's sum in acc to its domain and empties acc.
+// spillRuns writes every level's count in acc to its domain and empties acc.
 func (s *State) spillRuns(acc *runAcc) {
 	for l, d := range acc.dom {
-		if acc.k[l] != 0 {
-			s.spill(d, acc.n, acc.m, acc.k[l])
+		if d >= 0 {
+			s.spill(d, acc.n, acc.m, acc.total-acc.base[l])
 		}
-		acc.dom[l], acc.k[l] = -1, 0
+		acc.dom[l] = -1
 	}
+	acc.total = 0
 }
 
 // spill writes to domain d's aggregates that k of its whole idle hosts, of
