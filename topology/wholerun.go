@@ -25,66 +25,16 @@ type hostSpan struct {
 	n, m   int32
 }
 
-// wholeSpan returns the run at the start of pods: the pods on consecutive
-// hosts from pods[0].Host, each of no CPU, memory or milli, taking every
-// GPU of a host whose GPU count and model are the first host's, all idle
-// (idleClean: nothing is pending in a journal-free gang's check, since it
-// is the Delta's only operation); empty (lo == hi) if pods[0] is not such
-// a pod.
-func (s *State) wholeSpan(pods []Pod) hostSpan {
-	t := s.t
-	lo := pods[0].Host
-	if uint(lo) >= uint(len(s.hostPods)) {
-		return hostSpan{}
-	}
-	n, m := t.hostGPU[lo+1]-t.hostGPU[lo], t.hostModel[lo]
-	mask := hostMask(int(n))
-	pods = pods[:min(len(pods), len(s.hostPods)-int(lo))]
-	h := lo
-	if t.uniGPUs > 0 && s.nm == 1 { // every host has n GPUs of model m
-		for i := range pods {
-			if p := &pods[i]; p.Host != h || p.GPUs != mask || p.Milli|p.CPUMilli|p.MemoryMiB != 0 {
-				break
-			}
-			h++
-		}
-	} else {
-		for i := range pods {
-			if p := &pods[i]; p.Host != h || p.GPUs != mask || p.Milli|p.CPUMilli|p.MemoryMiB != 0 ||
-				t.hostGPU[h+1]-t.hostGPU[h] != n || t.hostModel[h] != m {
-				break
-			}
-			h++
-		}
-	}
-	return hostSpan{lo: lo, hi: HostID(idlePrefix(s.idleHostW, int(lo), int(h))), n: n, m: int32(m)}
-}
-
-// idlePrefix returns the first host in [lo, hi) whose bit in w is clear, or
-// hi if all are set.
-func idlePrefix(w []uint64, lo, hi int) int {
-	for lo < hi {
-		off := uint(lo) & 63
-		c := min(hi-lo, 64-int(off))
-		if gap := ^(w[lo>>6] >> off) & hostMask(c); gap != 0 {
-			return lo + trailing(gap)
-		}
-		lo += c
-	}
-	return hi
-}
-
-// checkSpans is checkApart's work: the runs of pods go to s.spans (for
-// placeApart), the other pods through checkPod.
+// checkSpans is checkApart's work: the runs of pods on consecutive whole
+// idle hosts go to s.spans (for placeApart), the other pods through
+// checkPod. It returns the index of the pod that failed.
 func (s *State) checkSpans(id JobID, info *Job, pods []Pod) (int, error) {
 	s.spans = s.spans[:0]
 	fast := len(s.pending) == 0 && len(s.wholeRuns) == 0 // nothing deferred yet: idle bits are current
 	for i := 0; i < len(pods); {
 		if fast {
-			if sp := s.wholeSpan(pods[i:]); sp.hi > sp.lo {
-				sp.pod = int32(i)
-				s.spans = append(s.spans, sp)
-				i += int(sp.hi - sp.lo)
+			if j := s.appendSpans(pods, i); j > i {
+				i = j
 				continue
 			}
 		}
@@ -94,6 +44,64 @@ func (s *State) checkSpans(id JobID, info *Job, pods []Pod) (int, error) {
 		i++
 	}
 	return 0, nil
+}
+
+// appendSpans appends to s.spans the runs of pods from pods[i] on that take
+// every GPU of an idle host as whole GPUs, with no CPU or memory (what
+// takesWhole says, without its pending check: nothing is pending in a
+// journal-free gang's check, since it is the Delta's only operation), split
+// where the hosts stop being consecutive or change GPU count or model. It
+// returns the index of the first pod that is not such a pod. One pass, a
+// few instructions a pod: a gang on a loaded cluster lies on short runs
+// (BenchmarkCycle's first cycle: 4.7 hosts on average, most of one).
+func (s *State) appendSpans(pods []Pod, i int) int {
+	t, idle := s.t, s.idleHostW
+	nh := HostID(len(s.hostPods))
+	start, next := i, HostID(-1)            // the open span's first pod; the host that extends it
+	if n := t.uniGPUs; n > 0 && s.nm == 1 { // every host has n GPUs, of one model
+		mask := hostMask(n)
+		for ; i < len(pods); i++ {
+			p := &pods[i]
+			h := p.Host
+			if uint(h) >= uint(nh) || p.GPUs != mask || p.Milli|p.CPUMilli|p.MemoryMiB != 0 ||
+				idle[h>>6]&(1<<(uint(h)&63)) == 0 {
+				break
+			}
+			if h != next {
+				s.closeSpan(pods, start, i, next)
+				start = i
+			}
+			next = h + 1
+		}
+		s.closeSpan(pods, start, i, next)
+		return i
+	}
+	gpu, model := t.hostGPU, t.hostModel
+	for ; i < len(pods); i++ {
+		p := &pods[i]
+		h := p.Host
+		if uint(h) >= uint(nh) || p.GPUs != hostMask(int(gpu[h+1]-gpu[h])) || p.Milli|p.CPUMilli|p.MemoryMiB != 0 ||
+			idle[h>>6]&(1<<(uint(h)&63)) == 0 {
+			break
+		}
+		if h != next || gpu[h+1]-gpu[h] != gpu[h]-gpu[h-1] || model[h] != model[h-1] {
+			s.closeSpan(pods, start, i, next)
+			start = i
+		}
+		next = h + 1
+	}
+	s.closeSpan(pods, start, i, next)
+	return i
+}
+
+// closeSpan appends the span of pods [start, i), on hosts up to hi, if not
+// empty.
+func (s *State) closeSpan(pods []Pod, start, i int, hi HostID) {
+	if i == start {
+		return
+	}
+	t, lo := s.t, pods[start].Host
+	s.spans = append(s.spans, hostSpan{int32(start), lo, hi, t.hostGPU[lo+1] - t.hostGPU[lo], int32(t.hostModel[lo])})
 }
 
 // placeSpan places pods on the whole idle hosts of span sp, as putWhole
