@@ -69,7 +69,7 @@ func (s *State) dropPending() {
 	for _, h := range s.pending {
 		s.hostFlags[h] &^= flagPending
 	}
-	s.pending, s.wholeRuns = s.pending[:0], s.wholeRuns[:0]
+	s.pending, s.spans = s.pending[:0], s.spans[:0]
 }
 
 func (s *State) apply(op *Op) error {

@@ -26,14 +26,14 @@ type aggDelta struct {
 const batchRun = 4
 
 // flushPending commits the hosts whose commit was deferred, unjournaled:
-// those commit deferred, then the runs of whole hosts placeApart and
-// commitWhole left (wholerun.go).
+// those commit deferred, then the aggregates of the spans of whole idle
+// hosts placeApart placed (wholerun.go).
 func (s *State) flushPending() {
 	s.deferring = false
 	s.flushList(s.pending)
 	s.pending = s.pending[:0]
-	if len(s.wholeRuns) > 0 {
-		s.flushRuns()
+	if len(s.spans) > 0 {
+		s.flushSpans()
 	}
 }
 

@@ -57,10 +57,9 @@ type State struct {
 	replaceSlots []int32    // scratch of replacePods
 	deferring    bool       // commits are deferred to the end of Apply (apply.go, flush.go)
 	pending      []HostID   // the hosts whose commit is deferred
-	wholeRuns    []hostSpan // the runs of whole idle hosts whose deferred commit is takeSpans' (wholerun.go)
-	spans        []hostSpan // scratch of checkApart: runs of whole idle hosts, for placeApart
+	spans        []hostSpan // runs of whole idle hosts a journal-free gang takes: checkApart finds them, placeApart places them, flushPending commits their aggregates (wholerun.go)
 	acc          aggDelta   // scratch of flushPending
-	runAcc       runAcc     // scratch of flushRuns
+	runAcc       runAcc     // scratch of flushSpans
 	batch        *aggDelta  // during flushRun: where commit adds a host's difference
 	touches      *touchLog  // allocated with the State; Clone starts a fresh log
 }

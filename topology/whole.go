@@ -69,7 +69,8 @@ func (s *State) placeApart(id JobID, pods []Pod) (first, last int32) {
 	info := &s.jobs[id].info
 	first = s.podFree
 	slot, i := first, 0
-	for _, sp := range s.spans {
+	for k := range s.spans {
+		sp := &s.spans[k]
 		for ; i < int(sp.pod); i++ {
 			slot, last = s.pods[slot].jnext, slot
 			s.putAt(last, id, info, int32(i), &pods[i], slot)
@@ -84,23 +85,22 @@ func (s *State) placeApart(id JobID, pods []Pod) (first, last int32) {
 	s.podFree = slot
 	s.pods[last].jnext = -1
 	s.nPods += int32(len(pods))
+	if !s.deferring {
+		s.flushSpans()
+	}
 	return first, last
 }
 
 // commitWhole is commit for host h after a pod took all of its GPUs while it
-// was idle and clean (takesWhole): the host's own figures at once
-// (wholeTaken), the aggregates too or, deferred, with the runs placeApart
-// left, as a run of one host (wholeRuns, flushRuns).
+// was idle and clean (takesWhole): the host's own figures (wholeTaken), and
+// propagate's parts for its free GPUs and idleness, at once even in a
+// deferring Delta (the journal-free gang of placeApart, where nothing reads
+// the aggregates before the flush).
 func (s *State) commitWhole(h HostID) {
-	f := s.wholeTaken(h)
-	if !s.deferring {
-		if f != 0 {
-			s.propagateFree(h, f, 0)
-		}
-		s.propagateIdle(h, -1)
-		return
+	if f := s.wholeTaken(h); f != 0 {
+		s.propagateFree(h, f, 0)
 	}
-	s.wholeRuns = append(s.wholeRuns, hostSpan{-1, h, h + 1, f, int32(s.t.hostModel[h])})
+	s.propagateIdle(h, -1)
 }
 
 // wholeTaken writes host h's own figures after a pod took every GPU of it

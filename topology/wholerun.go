@@ -9,18 +9,19 @@ package topology
 // GPU count n and model m, so each goes from bucket n to bucket 0 of the
 // histograms). What stays per pod is what is per pod: its record, its slot
 // and its host's first pod, free count, generation and touch. The hosts'
-// own figures are written as a run is placed; the aggregates and touches
-// wait for the flush, which takes the runs in the order of their pods. Only
-// journal-free gangs (checkApart, placeApart) take runs; the journaled path
-// (checkPod, putAt, commit) is the oracle they are tested against
-// (TestWholeRunOracle).
+// own figures and touches are written as a run is placed (touches in pod
+// order, ahead of the Delta's deferred hosts: the touch log's readers bring
+// every touched host up to date, whatever the order within an Apply); the
+// aggregates wait for the flush. Only journal-free gangs (checkApart,
+// placeApart) take runs; the journaled path (checkPod, putAt, commit) is the
+// oracle they are tested against (TestWholeRunOracle).
 
 // hostSpan is a run of pods of a journal-free gang on consecutive whole
-// idle hosts [lo, hi), of n GPUs and model m each: from pod index pod on, as
-// checkApart found it (spans), or, once placed, waiting for the flush
-// (wholeRuns).
+// idle hosts [lo, hi), of n GPUs and model m each, from pod index pod on:
+// found by checkApart, placed by placeApart, its aggregates committed by
+// the flush (s.spans).
 type hostSpan struct {
-	pod    int32
+	pod    int32 // its first pod
 	lo, hi HostID
 	n, m   int32
 }
@@ -30,7 +31,7 @@ type hostSpan struct {
 // checkPod. It returns the index of the pod that failed.
 func (s *State) checkSpans(id JobID, info *Job, pods []Pod) (int, error) {
 	s.spans = s.spans[:0]
-	fast := len(s.pending) == 0 && len(s.wholeRuns) == 0 // nothing deferred yet: idle bits are current
+	fast := len(s.pending) == 0 // nothing deferred yet: idle bits are current
 	for i := 0; i < len(pods); {
 		if fast {
 			if j := s.appendSpans(pods, i); j > i {
@@ -106,21 +107,25 @@ func (s *State) closeSpan(pods []Pod, start, i int, hi HostID) {
 
 // placeSpan places pods on the whole idle hosts of span sp, as putWhole
 // would one by one, in the slots of the free list from slot on, keeping
-// their links (placeApart), and writes the hosts' own figures as wholeTaken
-// would; it returns the slot after them and the last. The aggregates and
-// touches wait for the flush (wholeRuns), or are written at once when
-// nothing is deferred.
-func (s *State) placeSpan(id JobID, info *Job, pods []Pod, sp hostSpan, slot int32) (next, last int32) {
-	t := s.t
-	h := sp.lo
-	gen, free := s.hostGen, s.hostFree
-	for i := int(sp.pod); h < sp.hi; i++ {
+// their links (placeApart), and writes the hosts' own figures and touches
+// as wholeTaken and propagateFree would; it returns the slot after them and
+// the last. The aggregates wait for the flush (flushSpans, which reads
+// s.spans), or are written at once when nothing is deferred.
+func (s *State) placeSpan(id JobID, info *Job, pods []Pod, sp *hostSpan, slot int32) (next, last int32) {
+	t, tl := s.t, s.touches
+	gen, free, first := s.hostGen, s.hostFree, s.hostPods
+	h, touch := sp.lo, sp.n > 0 // a host without GPUs: only its idleness changes
+	for i := sp.pod; h < sp.hi; i++ {
 		r := &s.pods[slot]
 		last, slot = slot, r.jnext
-		r.Pod, r.job, r.rank, r.next = pods[i], id, int32(i), -1
-		s.hostPods[h] = last
+		r.Pod, r.job, r.rank, r.next = pods[i], id, i, -1
+		first[h] = last
 		gen[h]++
 		free[h] = 0
+		if touch {
+			tl.ids[tl.seq%TouchLogSize] = h
+			tl.seq++
+		}
 		h++
 	}
 	lo, hi := int(t.hostGPU[sp.lo]), int(t.hostGPU[sp.hi])
@@ -130,16 +135,12 @@ func (s *State) placeSpan(id JobID, info *Job, pods []Pod, sp hostSpan, slot int
 	if info.Exclusive || info.Preemptible {
 		s.markSpan(info, sp)
 	}
-	s.wholeRuns = append(s.wholeRuns, sp)
-	if !s.deferring {
-		s.flushRuns()
-	}
 	return slot, last
 }
 
 // markSpan is putWhole's exclusive and preemptible bookkeeping for the hosts
 // of span sp (idle hosts: none is held exclusively).
-func (s *State) markSpan(info *Job, sp hostSpan) {
+func (s *State) markSpan(info *Job, sp *hostSpan) {
 	for h := sp.lo; h < sp.hi; h++ {
 		if info.Exclusive {
 			s.hostFlags[h] |= flagExclusive
@@ -151,22 +152,15 @@ func (s *State) markSpan(info *Job, sp hostSpan) {
 	}
 }
 
-// flushRuns commits the runs of whole idle hosts placeSpan and commitWhole
-// left (wholeRuns), in order: their hosts' touches, and the aggregates of
-// the domains above, added up level by level (runAcc), so that a domain
-// above many runs moves once.
-func (s *State) flushRuns() {
+// flushSpans commits the aggregates of the spans placeApart placed
+// (s.spans): the domains above them, added up level by level (runAcc), so
+// that a domain above many of them moves once.
+func (s *State) flushSpans() {
 	t := s.t
 	acc := &s.runAcc
 	acc.reset(t.HostLevel())
-	tl := s.touches
-	for _, sp := range s.wholeRuns {
-		if sp.n > 0 { // a host without GPUs: only its idleness changes
-			for h, q := sp.lo, tl.seq; h < sp.hi; h, q = h+1, q+1 {
-				tl.ids[q%TouchLogSize] = h
-			}
-			tl.seq += uint64(sp.hi - sp.lo)
-		}
+	for i := range s.spans {
+		sp := &s.spans[i]
 		for lo := sp.lo; lo < sp.hi; {
 			p := t.hostParent[lo]
 			hi := min(sp.hi, HostID(t.domHostEnd[p]))
@@ -175,7 +169,7 @@ func (s *State) flushRuns() {
 		}
 	}
 	s.spillRuns(acc)
-	s.wholeRuns = s.wholeRuns[:0]
+	s.spans = s.spans[:0]
 }
 
 // runAcc adds up whole hosts taken under the domains above the runs

@@ -12,7 +12,7 @@ import (
 )
 
 // TestWholeRunOracle compares the runs of whole idle hosts (wholerun.go:
-// checkSpans, placeSpan, flushRuns) with the general path on random gangs
+// checkSpans, placeSpan, flushSpans) with the general path on random gangs
 // over random, partly used trees: each gang is applied alone (journal-free:
 // runs where its pods lie on consecutive idle hosts) and, on another clone,
 // followed by a no-op (journaled: every pod through checkPod, putAt and
@@ -61,7 +61,10 @@ func TestWholeRunOracle(t *testing.T) {
 			require.NoError(t, errF, where)
 			require.Equal(t, wholeRunBytes(t, slow), wholeRunBytes(t, fast), where)
 			require.Equal(t, touchedHosts(t, slow), touchedHosts(t, fast), where)
-			for _, sp := range fast.spans {
+			probe := s.Clone() // the spans the fast path took
+			_, err := probe.checkSpans(id, &info, pods)
+			require.NoError(t, err, where)
+			for _, sp := range probe.spans {
 				spanPods += int(sp.hi - sp.lo)
 			}
 			accepted++
