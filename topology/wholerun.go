@@ -112,30 +112,53 @@ func (s *State) closeSpan(pods []Pod, start, i int, hi HostID) {
 // the last. The aggregates wait for the flush (flushSpans, which reads
 // s.spans), or are written at once when nothing is deferred.
 func (s *State) placeSpan(id JobID, info *Job, pods []Pod, sp *hostSpan, slot int32) (next, last int32) {
-	t, tl := s.t, s.touches
-	gen, free, first := s.hostGen, s.hostFree, s.hostPods
-	h, touch := sp.lo, sp.n > 0 // a host without GPUs: only its idleness changes
-	for i := sp.pod; h < sp.hi; i++ {
+	tl := s.touches
+	k := int(sp.hi - sp.lo)
+	ps := pods[sp.pod : int(sp.pod)+k]
+	gen, free, first := s.hostGen[sp.lo:sp.hi], s.hostFree[sp.lo:sp.hi], s.hostPods[sp.lo:sp.hi]
+	for j := range ps { // the host slices are ps's length: no bounds checks
 		r := &s.pods[slot]
 		last, slot = slot, r.jnext
-		r.Pod, r.job, r.rank, r.next = pods[i], id, i, -1
-		first[h] = last
-		gen[h]++
-		free[h] = 0
-		if touch {
-			tl.ids[tl.seq%TouchLogSize] = h
-			tl.seq++
-		}
-		h++
+		r.Pod, r.job, r.rank, r.next = ps[j], id, sp.pod+int32(j), -1
+		first[j] = last
+		gen[j]++
+		free[j] = 0
 	}
-	lo, hi := int(t.hostGPU[sp.lo]), int(t.hostGPU[sp.hi])
-	clearRange(s.unused, lo, hi)
-	clearRange(s.freeW, lo, hi)
-	clearRange(s.idleHostW, int(sp.lo), int(sp.hi))
+	if sp.n > 0 { // a host without GPUs: only its idleness changes
+		q := tl.seq
+		for h := sp.lo; h < sp.hi; h++ {
+			tl.ids[q%TouchLogSize] = h
+			q++
+		}
+		tl.seq = q
+	}
+	s.clearSpan(sp)
 	if info.Exclusive || info.Preemptible {
 		s.markSpan(info, sp)
 	}
 	return slot, last
+}
+
+// clearSpan clears the unused and free bits of span sp's GPUs and its
+// hosts' idle bits: inline where a range lies in one word (a short span's),
+// else by clearRange.
+func (s *State) clearSpan(sp *hostSpan) {
+	if lo, hi := int(s.t.hostGPU[sp.lo]), int(s.t.hostGPU[sp.hi]); hi > lo {
+		if off := uint(lo) & 63; int(off)+hi-lo < 64 { // the shifts are below 64: no checks
+			m := (uint64(1)<<(uint(hi-lo)&63) - 1) << (off & 63)
+			s.unused[lo>>6] &^= m
+			s.freeW[lo>>6] &^= m
+		} else {
+			clearRange(s.unused, lo, hi)
+			clearRange(s.freeW, lo, hi)
+		}
+	}
+	lo, hi := int(sp.lo), int(sp.hi)
+	if off := uint(lo) & 63; int(off)+hi-lo < 64 {
+		s.idleHostW[lo>>6] &^= (1<<(uint(hi-lo)&63) - 1) << (off & 63)
+	} else {
+		clearRange(s.idleHostW, lo, hi)
+	}
 }
 
 // markSpan is putWhole's exclusive and preemptible bookkeeping for the hosts
@@ -159,12 +182,17 @@ func (s *State) flushSpans() {
 	t := s.t
 	acc := &s.runAcc
 	acc.reset(t.HostLevel())
+	leaf := len(acc.dom) - 1 // the hosts' parents' level
 	for i := range s.spans {
 		sp := &s.spans[i]
 		for lo := sp.lo; lo < sp.hi; {
 			p := t.hostParent[lo]
 			hi := min(sp.hi, HostID(t.domHostEnd[p]))
-			s.addRun(acc, p, sp.n, sp.m, int32(hi-lo))
+			if p == acc.dom[leaf] && sp.n == acc.n && sp.m == acc.m { // the last span's parent
+				acc.total += int32(hi - lo)
+			} else {
+				s.addRun(acc, p, sp.n, sp.m, int32(hi-lo))
+			}
 			lo = hi
 		}
 	}
