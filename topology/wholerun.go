@@ -166,16 +166,31 @@ func (s *State) clearSpan(sp *hostSpan) {
 }
 
 // markSpan is putWhole's exclusive and preemptible bookkeeping for the hosts
-// of span sp (idle hosts: none is held exclusively).
+// of span sp (idle hosts: none is held exclusively): each host's flag, and
+// the GPUs added to the aggregates of the domains above, a parent domain's
+// share of the span at a time (what addExcl and addPre add host by host,
+// unjournaled).
 func (s *State) markSpan(info *Job, sp *hostSpan) {
-	for h := sp.lo; h < sp.hi; h++ {
-		if info.Exclusive {
+	t := s.t
+	if info.Exclusive {
+		for h := sp.lo; h < sp.hi; h++ {
 			s.hostFlags[h] |= flagExclusive
-			s.addExcl(h, 1)
 		}
-		if info.Preemptible {
-			s.addPre(h, info.Priority, sp.n)
+	}
+	b := int32(prioBucket(info.Priority))
+	for lo := sp.lo; lo < sp.hi; {
+		p := t.hostParent[lo]
+		hi := min(sp.hi, HostID(t.domHostEnd[p]))
+		g := sp.n * int32(hi-lo)
+		for d := p; d >= 0; d = t.domParent[d] {
+			if info.Exclusive {
+				s.domExcl[d] += g
+			}
+			if info.Preemptible {
+				s.domPre[d*prioBuckets+b] += g
+			}
 		}
+		lo = hi
 	}
 }
 
