@@ -247,6 +247,9 @@ func (v *Solver) fillAll(d topology.DomainID) int64 {
 	lo, hi := v.t.Hosts(d)
 	g := uint8(v.set.GPUs)
 	last := v.last
+	if last && g > 0 && int(g) == v.t.UniformHostGPUs() && v.anyModel && v.rx == nil && !v.legacy {
+		return v.fillWhole(lo, hi, g)
+	}
 	got := int64(0)
 	for i, k := range v.s.HostFreeCounts()[lo:hi] {
 		h := lo + topology.HostID(i)
@@ -267,6 +270,26 @@ func (v *Solver) fillAll(d topology.DomainID) int64 {
 		v.assign(h, n)
 		got += n
 	}
+	return got
+}
+
+// fillWhole is fillAll for pods of the last pod set that each take a whole
+// host (g GPUs, every host's count), of any model, with no host closed:
+// each host with g free GPUs takes one pod of all of them, the others none.
+// A shortcut (off in legacy mode: TestShortcutsSameAnswer and
+// TestFillWholeSameAnswer compare).
+func (v *Solver) fillWhole(lo, hi topology.HostID, g uint8) int64 {
+	p := topology.Pod{GPUs: uint64(1)<<g - 1, CPUMilli: v.set.CPUMilli, MemoryMiB: v.set.MemoryMiB}
+	out, pos := v.out, v.pos
+	for i, k := range v.s.HostFreeCounts()[lo:hi] {
+		if k == g {
+			p.Host = lo + topology.HostID(i)
+			out[pos] = p
+			pos++
+		}
+	}
+	got := int64(pos - v.pos)
+	v.pos = pos
 	return got
 }
 

@@ -80,10 +80,7 @@ func (s *State) dropPending() {
 	for _, h := range s.pending {
 		s.hostFlags[h] &^= flagPending
 	}
-	for _, h := range s.pendingWhole {
-		s.hostFlags[h] &^= flagPending
-	}
-	s.pending, s.pendingWhole = s.pending[:0], s.pendingWhole[:0]
+	s.pending, s.spans = s.pending[:0], s.spans[:0]
 }
 
 func (s *State) apply(op *Op) error {

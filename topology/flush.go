@@ -26,20 +26,19 @@ type aggDelta struct {
 const batchRun = 4
 
 // flushPending commits the hosts whose commit was deferred, unjournaled:
-// those commit deferred, then those commitWhole did (whole.go).
+// those commit deferred, then the aggregates of the spans of whole idle
+// hosts placeApart placed (wholerun.go).
 func (s *State) flushPending() {
 	s.deferring = false
-	s.flushList(s.pending, false)
+	s.flushList(s.pending)
 	s.pending = s.pending[:0]
-	if len(s.pendingWhole) > 0 {
-		s.flushList(s.pendingWhole, true)
-		s.pendingWhole = s.pendingWhole[:0]
+	if len(s.spans) > 0 {
+		s.flushSpans()
 	}
 }
 
-// flushList commits pending, in runs of hosts under one parent; whole:
-// each by takeWhole.
-func (s *State) flushList(pending []HostID, whole bool) {
+// flushList commits pending, in runs of hosts under one parent.
+func (s *State) flushList(pending []HostID) {
 	t := s.t
 	for i := 0; i < len(pending); {
 		p := t.hostParent[pending[i]]
@@ -50,14 +49,8 @@ func (s *State) flushList(pending []HostID, whole bool) {
 		if j-i < batchRun {
 			for _, h := range pending[i:j] {
 				s.hostFlags[h] &^= flagPending
-				if whole {
-					s.takeWhole(h)
-				} else {
-					s.commit(h)
-				}
+				s.commit(h)
 			}
-		} else if whole {
-			s.takeWholeRun(p, pending[i:j])
 		} else {
 			s.flushRun(p, pending[i:j])
 		}

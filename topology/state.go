@@ -54,13 +54,14 @@ type State struct {
 	setRoom []PodSet // spare storage for new job records' sets (newJobRec)
 
 	jr           journal
-	replaceSlots []int32   // scratch of replacePods
-	deferring    bool      // commits are deferred to the end of Apply (apply.go, flush.go)
-	pending      []HostID  // the hosts whose commit is deferred
-	pendingWhole []HostID  // those whose deferred commit is takeWhole's (whole.go)
-	acc          aggDelta  // scratch of flushPending
-	batch        *aggDelta // during flushRun: where commit adds a host's difference
-	touches      *touchLog // allocated with the State; Clone starts a fresh log
+	replaceSlots []int32    // scratch of replacePods
+	deferring    bool       // commits are deferred to the end of Apply (apply.go, flush.go)
+	pending      []HostID   // the hosts whose commit is deferred
+	spans        []hostSpan // runs of whole idle hosts a journal-free gang takes: checkApart finds them, placeApart places them, flushPending commits their aggregates (wholerun.go)
+	acc          aggDelta   // scratch of flushPending
+	runAcc       runAcc     // scratch of flushSpans
+	batch        *aggDelta  // during flushRun: where commit adds a host's difference
+	touches      *touchLog  // allocated with the State; Clone starts a fresh log
 }
 
 // agg is the derived data, kept incrementally; Check recomputes it.

@@ -7,7 +7,7 @@ import "fmt"
 // such a host the checks of a pod that takes all of its GPUs reduce to the
 // host's idle bit, and the host's summary after the pod is known without
 // reading its GPU bits again (free 0, not idle, capacity unchanged): the
-// pod goes through takeWhole instead of summarize. Only journal-free
+// pod goes through commitWhole instead of summarize. Only journal-free
 // Deltas take this path (one AddJob, its pods on distinct hosts: apply.go),
 // so a host it marks changes no further before its deferred commit. The
 // idle bit is derived data, current only while the host's commit is not
@@ -48,120 +48,59 @@ func (s *State) putWhole(slot int32, id JobID, info *Job, rank int32, p *Pod, jn
 }
 
 // checkApart validates pods of job id, on distinct hosts (podsApart),
-// against the State as it is now. A pod of no CPU or memory that takes
-// every GPU of a clean idle host (takesWhole) — healthy, no pod, every GPU
-// free — passes all of checkPod's checks: a gang's whole-host pods are
-// checked here without a call each.
+// against the State as it is now. Runs of pods of no CPU or memory that take
+// every GPU of consecutive clean idle hosts — healthy, no pod, every GPU
+// free — pass all of checkPod's checks: a gang's whole-host pods are checked
+// a run at a time (checkSpans, wholerun.go), and the runs kept for
+// placeApart.
 func (s *State) checkApart(id JobID, info *Job, pods []Pod) error {
-	t := s.t
-	for i := range pods {
-		p := &pods[i]
-		if h := p.Host; p.CPUMilli|p.MemoryMiB == 0 && uint(h) < uint(len(s.hostPods)) &&
-			s.takesWhole(h, t.HostGPUCount(h), p) {
-			continue
-		}
-		if err := s.checkPod(id, info, p); err != nil {
-			return fmt.Errorf("pod %d: %w", i, err)
-		}
+	if i, err := s.checkSpans(id, info, pods); err != nil {
+		return fmt.Errorf("pod %d: %w", i, err)
 	}
 	return nil
 }
 
 // placeApart is placePods for the validated pods of a journal-free gang
-// (checkApart), unjournaled: whole-host pods on clean idle hosts go
-// straight to putWhole.
+// (checkApart), unjournaled: the runs checkApart found go through
+// placeSpan, the other pods through putAt. The pods take the first
+// len(pods) slots of the free list, which are linked by jnext already: the
+// job's list is that prefix, cut after its last slot.
 func (s *State) placeApart(id JobID, pods []Pod) (first, last int32) {
-	info, t := &s.jobs[id].info, s.t
-	first, last = -1, -1
-	for i := range pods {
-		p := &pods[i]
-		slot := s.podFree
-		s.podFree = s.pods[slot].jnext
-		if h := p.Host; s.takesWhole(h, t.HostGPUCount(h), p) {
-			s.putWhole(slot, id, info, int32(i), p, -1, int(t.hostGPU[h]), t.HostGPUCount(h))
-		} else {
-			s.putAt(slot, id, info, int32(i), p, -1)
+	info := &s.jobs[id].info
+	first = s.podFree
+	slot, i := first, 0
+	for k := range s.spans {
+		sp := &s.spans[k]
+		for ; i < int(sp.pod); i++ {
+			slot, last = s.pods[slot].jnext, slot
+			s.putAt(last, id, info, int32(i), &pods[i], slot)
 		}
-		if last >= 0 {
-			s.pods[last].jnext = slot
-		} else {
-			first = slot
-		}
-		last = slot
+		slot, last = s.placeSpan(id, info, pods, sp, slot)
+		i += int(sp.hi - sp.lo)
 	}
+	for ; i < len(pods); i++ {
+		slot, last = s.pods[slot].jnext, slot
+		s.putAt(last, id, info, int32(i), &pods[i], slot)
+	}
+	s.podFree = slot
+	s.pods[last].jnext = -1
 	s.nPods += int32(len(pods))
+	if !s.deferring {
+		s.flushSpans()
+	}
 	return first, last
 }
 
 // commitWhole is commit for host h after a pod took all of its GPUs while it
-// was idle and clean (takesWhole): deferred like commit, to a list of its
-// own, which the flush commits by takeWhole (flush.go).
+// was idle and clean (takesWhole): the host's own figures (wholeTaken), and
+// propagate's parts for its free GPUs and idleness, at once even in a
+// deferring Delta (the journal-free gang of placeApart, where nothing reads
+// the aggregates before the flush).
 func (s *State) commitWhole(h HostID) {
-	if !s.deferring {
-		s.takeWhole(h)
-		return
-	}
-	s.hostFlags[h] |= flagPending // not journaled: cleared before Apply returns
-	s.pendingWhole = append(s.pendingWhole, h)
-}
-
-// takeWhole commits host h, idle and clean before a pod took all of its
-// GPUs: the summary goes from n free GPUs and idle to none free, capacity,
-// shared milli and partly used GPUs unchanged (an idle host has no partly
-// used GPU), which commit would find by summarizing it again; propagate's
-// parts for the free GPUs and idleness carry it to the aggregates.
-func (s *State) takeWhole(h HostID) {
 	if f := s.wholeTaken(h); f != 0 {
 		s.propagateFree(h, f, 0)
 	}
 	s.propagateIdle(h, -1)
-}
-
-// takeWholeRun is takeWhole for deferred hosts all under domain p, their
-// differences added up and propagated once (flushRun's way). Each host's
-// own figures are written as wholeTaken writes them: a new generation and
-// none free one by one, the free mask's and idle bits a range of
-// consecutive hosts at a time (clearWholeBits).
-func (s *State) takeWholeRun(p int32, hosts []HostID) {
-	acc := &s.acc
-	acc.reset(s.nm, s.nb)
-	t, nb := s.t, s.nb
-	flags, gen, hostFree := s.hostFlags, s.hostGen, s.hostFree
-	free, model, hist := int32(0), acc.model, acc.hist
-	for _, h := range hosts {
-		flags[h] &^= flagPending
-		gen[h]++
-		f := int32(hostFree[h])
-		hostFree[h] = 0
-		if f == 0 {
-			continue // a host without GPUs: only its idleness changed
-		}
-		s.touch(h)
-		m := int(t.hostModel[h])
-		free -= f
-		model[m] -= f
-		hist[m*nb+int(f)]--
-		hist[m*nb]++
-	}
-	s.clearWholeBits(hosts)
-	acc.free, acc.moved, acc.idle, acc.any = free, free != 0, -int32(len(hosts)), true
-	s.propagateRun(p, acc)
-}
-
-// clearWholeBits clears the free-mask bits of the GPUs of hosts taken whole
-// and their idle bits, a range of consecutive hosts (a rack's, say) at once.
-func (s *State) clearWholeBits(hosts []HostID) {
-	gpu := s.t.hostGPU
-	for i := 0; i < len(hosts); {
-		j := i + 1
-		for j < len(hosts) && hosts[j] == hosts[j-1]+1 {
-			j++
-		}
-		lo, hi := hosts[i], hosts[j-1]+1
-		clearRange(s.freeW, int(gpu[lo]), int(gpu[hi]))
-		clearRange(s.idleHostW, int(lo), int(hi))
-		i = j
-	}
 }
 
 // wholeTaken writes host h's own figures after a pod took every GPU of it
