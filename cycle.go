@@ -51,7 +51,11 @@ func (e *Engine) resetDecisions(now int64) {
 // keepPods copies pods into the decision arena.
 func (e *Engine) keepPods(pods []topology.Pod) []topology.Pod {
 	n := len(e.podBuf)
-	e.podBuf = append(e.podBuf, pods...)
+	if len(pods) == 1 { // most binds: one pod, copied without memmove's call
+		e.podBuf = append(e.podBuf, pods[0])
+	} else {
+		e.podBuf = append(e.podBuf, pods...)
+	}
 	return e.podBuf[n:len(e.podBuf):len(e.podBuf)]
 }
 
@@ -136,16 +140,21 @@ func (e *Engine) schedule() {
 func (e *Engine) visit(slot int32, c *budget) {
 	j := &e.jobs[slot]
 	j.visited = true
-	if r, wait := e.waiting(slot); wait {
-		e.waitFor(slot, r)
-		return
+	if j.nom != nomNone { // most jobs hold no nomination: no call to ask
+		if r, wait := e.waiting(slot); wait {
+			e.waitFor(slot, r)
+			return
+		}
 	}
 	if c.place == 0 {
 		e.waitFor(slot, Reason{Code: NotTried})
 		return
 	}
-	mask, memoOK := e.admitMask(slot)
-	if memoOK {
+	mask, memoOK := uint64(0), true // no nominations: none to admit the job
+	if len(e.nominees) > 0 {
+		mask, memoOK = e.admitMask(slot)
+	}
+	if memoOK && e.memo.n > 0 { // an empty memo answers nothing
 		if r, ok := e.memo.lookup(e.jobs, j, memoPlace, mask); ok {
 			e.settle(slot, e.blocked(slot, r, mask, memoOK, c))
 			return
@@ -324,7 +333,9 @@ func (e *Engine) neverFits(j *job) (bool, Reason) {
 	if l < 0 || l >= e.t.HostLevel() {
 		l = 0
 	}
-	e.fillMaxHealthy()
+	if !e.maxHealthyOK || e.sp.changed { // fillMaxHealthy's test, without the call
+		e.fillMaxHealthy()
+	}
 	have := e.maxHealthy[l]
 	if e.sp.on() && !j.spec.Preemptible {
 		have = e.maxNonSpare[l]
@@ -406,13 +417,13 @@ func (e *Engine) bind(slot int32, plan *placement.Plan) bool {
 	if !j.spec.Preemptible {
 		e.sp.taken(e, plan.Pods)
 	}
-	sizes := e.ranks[:0]
+	n := len(e.i32Buf) // the sizes go straight to the decision arena
 	for _, set := range plan.Info.Sets {
-		sizes = append(sizes, set.Count)
+		e.i32Buf = append(e.i32Buf, set.Count)
 	}
-	e.ranks = sizes
-	e.dec.Binds = append(e.dec.Binds, Bind{Job: e.id(slot), Pods: e.keepPods(plan.Pods),
-		Sizes: e.keepI32(sizes), Domain: plan.Domain})
+	sizes := e.i32Buf[n:len(e.i32Buf):len(e.i32Buf)]
+	e.dec.Binds = append(e.dec.Binds, Bind{Job: makeID(slot, j.gen), Pods: e.keepPods(plan.Pods),
+		Sizes: sizes, Domain: plan.Domain})
 	return true
 }
 
