@@ -225,10 +225,14 @@ func (e *Engine) admitMask(slot int32) (mask uint64, ok bool) {
 func (e *Engine) request(slot int32) *placement.Request {
 	j := &e.jobs[slot]
 	s, r := &j.spec, &e.req
-	*r = placement.Request{Job: topology.JobID(slot), Priority: s.Priority, Preemptible: s.Preemptible,
-		HasEnd: s.RunTime > 0, End: later(e.now, s.RunTime), Sets: s.Sets, Required: s.Required,
-		Preferred: s.Preferred, Exclusive: s.Exclusive, Models: s.Models, Policy: s.Policy,
-		Restriction: e.sp.restrictionFor(j)}
+	// Every field, written in place: a composite literal is built on the
+	// stack and copied (twice the stores). TestRequestFields checks that no
+	// field is left out.
+	r.Job, r.Priority, r.Preemptible = topology.JobID(slot), s.Priority, s.Preemptible
+	r.HasEnd, r.End = s.RunTime > 0, later(e.now, s.RunTime)
+	r.Sets, r.Required, r.Preferred, r.Exclusive = s.Sets, s.Required, s.Preferred, s.Exclusive
+	r.Models, r.Policy = s.Models, s.Policy
+	r.Restriction, r.Eligible = e.sp.restrictionFor(j), nil
 	if r.Restriction != nil {
 		r.Eligible = r.Restriction.Eligible()
 	}
@@ -240,8 +244,8 @@ func (e *Engine) request(slot int32) *placement.Request {
 // the common growth above its minimum.
 func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 	j := &e.jobs[slot]
-	if never, r := e.neverFits(j); never {
-		return nil, r
+	if l, have := e.mostHealthy(j); j.need > have {
+		return nil, neverFits(l, have, j.need)
 	}
 	r := e.request(slot)
 	scope := topology.DomainID(0)
@@ -325,10 +329,10 @@ func (e *Engine) noFit(why placement.Reason) Reason {
 	return Reason{Code: NoFit, Place: why}
 }
 
-// neverFits reports whether job j's smallest size exceeds the healthy GPUs
-// of every domain of its required level (the whole cluster without one),
-// not counting spare hosts for a non-preemptible job.
-func (e *Engine) neverFits(j *job) (bool, Reason) {
+// mostHealthy returns job j's required level (the root when it has none)
+// and the most healthy GPUs a domain of that level has, not counting spare
+// hosts for a non-preemptible job: a job that needs more never fits.
+func (e *Engine) mostHealthy(j *job) (topology.Level, int64) {
 	l := j.spec.Required
 	if l < 0 || l >= e.t.HostLevel() {
 		l = 0
@@ -336,18 +340,20 @@ func (e *Engine) neverFits(j *job) (bool, Reason) {
 	if !e.maxHealthyOK || e.sp.changed { // fillMaxHealthy's test, without the call
 		e.fillMaxHealthy()
 	}
-	have := e.maxHealthy[l]
 	if e.sp.on() && !j.spec.Preemptible {
-		have = e.maxNonSpare[l]
+		return l, e.maxNonSpare[l]
 	}
-	if j.need > have {
-		code := placement.NotEnoughGPUs
-		if l > 0 {
-			code = placement.RequiredLevel
-		}
-		return true, Reason{Code: NeverFits, Place: placement.Reason{Code: code, Level: l, Have: have, Need: j.need}}
+	return l, e.maxHealthy[l]
+}
+
+// neverFits is the reason of a job that needs more than the have GPUs
+// mostHealthy found at level l.
+func neverFits(l topology.Level, have, need int64) Reason {
+	code := placement.NotEnoughGPUs
+	if l > 0 {
+		code = placement.RequiredLevel
 	}
-	return false, Reason{}
+	return Reason{Code: NeverFits, Place: placement.Reason{Code: code, Level: l, Have: have, Need: need}}
 }
 
 // fillMaxHealthy recomputes, after a health or spare change, the most
