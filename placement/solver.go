@@ -128,6 +128,7 @@ type Solver struct {
 	reason    Reason
 
 	maxByModel []int        // per model, its largest host's GPUs (-1: none)
+	maxAny     int          // the largest of them (largestHost when any model is acceptable)
 	kinds      [][]hostKind // per model, its host sizes (host_kinds.go)
 
 	// the profile's capacity-loss rule (profile.go)
@@ -277,7 +278,9 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 	v.known = knownCap{idx: -1}
 	v.ex.fails.n = 0
 	v.profAt, v.profGPU = -1, -1
-	v.setModels()
+	if len(r.Models) != 0 || !v.anyModel { // else modelOK is still all true from the last call
+		v.setModels()
+	}
 	v.extra.Collect(s, r.Job, &v.info) // the nominated GPUs this gang may take
 }
 
@@ -298,15 +301,16 @@ func (v *Solver) sizeOut(plan *Plan) {
 	}
 }
 
+// setModels sets modelOK (and anyModel) to the request's models. With no
+// models asked for and anyModel set, modelOK is all true for this tree
+// already (Prepare clears anyModel when the tree changes), and begin does
+// not call it.
 func (v *Solver) setModels() {
 	t := v.t
 	if cap(v.modelOK) < t.NumModels() {
 		v.modelOK = make([]bool, t.NumModels())
 	}
 	v.modelOK = v.modelOK[:t.NumModels()]
-	if len(v.r.Models) == 0 && v.anyModel {
-		return // still all true from the last call
-	}
 	v.anyModel = len(v.r.Models) == 0
 	for m := range v.modelOK {
 		v.modelOK[m] = v.anyModel
@@ -326,10 +330,15 @@ func (v *Solver) setModels() {
 func (v *Solver) writePlan(plan *Plan, d topology.DomainID) {
 	plan.Job = v.r.Job
 	plan.Info = v.info
-	plan.sets = plan.sets[:0]
-	for _, set := range v.r.Sets {
-		plan.sets = append(plan.sets, topology.PodSet{Count: set.Pods, GPUs: set.GPUs, Milli: set.Milli,
-			CPUMilli: set.CPUMilli, MemoryMiB: set.MemoryMiB, SliceSize: set.SliceSize, SliceLevel: set.SliceLevel})
+	n := len(v.r.Sets)
+	if cap(plan.sets) < n {
+		plan.sets = make([]topology.PodSet, n)
+	}
+	plan.sets = plan.sets[:n]
+	for i := range v.r.Sets { // in place: no copy of each set, no append's checks
+		set, out := &v.r.Sets[i], &plan.sets[i]
+		*out = topology.PodSet{Count: set.Pods, GPUs: set.GPUs, Milli: set.Milli,
+			CPUMilli: set.CPUMilli, MemoryMiB: set.MemoryMiB, SliceSize: set.SliceSize, SliceLevel: set.SliceLevel}
 	}
 	plan.Info.Sets = plan.sets
 	plan.Domain, plan.Host = d, -1
