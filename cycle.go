@@ -416,10 +416,11 @@ func (e *Engine) bind(slot int32, plan *placement.Plan) bool {
 	if j.nom != nomNone {
 		e.dropNominee(slot) // AddJob released the nomination
 	}
-	e.setState(slot, stAssumed)
-	j.inQueue = false
-	j.started = e.now
-	e.setDeadline(slot, tBind, e.cfg.BindTimeout)
+	// setState and setDeadline, inlined: a queued job is pending (not
+	// evicting, so the list of evicting jobs stays as it is).
+	j.state, j.inQueue, j.started = stAssumed, false, e.now
+	j.deadline = later(e.now, e.cfg.BindTimeout)
+	e.timers[tBind].push(timer{at: j.deadline, slot: slot, gen: j.gen})
 	if !j.spec.Preemptible {
 		e.sp.taken(e, plan.Pods)
 	}
