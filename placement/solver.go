@@ -265,9 +265,11 @@ func (v *Solver) placeReset(plan *Plan) (bool, Reason, error) {
 // begin resets the per-call state.
 func (v *Solver) begin(s *topology.State, r *Request) {
 	t := s.Tree()
-	v.Prepare(t)
+	if v.t != t { // Prepare's own test, without the call
+		v.Prepare(t)
+	}
 	v.rel, v.gone, v.scope = v.rel[:0], nil, 0
-	v.reset() // no overlay yet: a fresh epoch, so no stamp left by an earlier call (or a zero stamp) matches
+	v.newEpoch() // reset with nothing released: no overlay yet, and no stamp left by an earlier call (or a zero stamp) matches
 	v.s, v.r, v.hl = s, r, t.HostLevel()
 	v.milli = v.fracSets()
 	if v.rx = r.Restriction; v.rx != nil {
