@@ -262,8 +262,12 @@ func (v *Solver) setCurrent(si int) {
 	}
 	if set.GPUs > 0 && set.GPUs != v.perKFor { // kept from the last set of as many GPUs (Prepare resets it)
 		v.perKFor = set.GPUs
+		q, r, g := int64(0), int32(0), set.GPUs // k / g, k % g, without a division per k
 		for k := range v.t.MaxHostGPUs() + 1 {
-			v.perK[k] = int64(k / int(set.GPUs))
+			v.perK[k] = q
+			if r++; r == g {
+				q, r = q+1, 0
+			}
 		}
 	}
 	if set.Milli > 0 && set.Milli != v.perBFor {
