@@ -33,6 +33,7 @@ type Solver struct {
 	perK             [topology.MaxHostGPUs + 1]int64 // ⌊k/GPUs⌋ for whole-GPU sets
 	perB             [topology.PartialBuckets]int64  // fractional sets: pods a GPU of each partial bucket takes at most
 	perKFor, perBFor int32                           // the GPUs and milli perK and perB are for (0: none)
+	perKRows         []int64                         // perK for each GPU count g up to the tree's largest host, row g (Prepare)
 
 	extra topology.Admitted // GPUs nominated for others that this gang may take
 
