@@ -424,11 +424,13 @@ func (e *Engine) bind(slot int32, plan *placement.Plan) bool {
 	if !j.spec.Preemptible {
 		e.sp.taken(e, plan.Pods)
 	}
-	n := len(e.i32Buf) // the sizes go straight to the decision arena
-	for _, set := range plan.Info.Sets {
-		e.i32Buf = append(e.i32Buf, set.Count)
+	buf, sets := e.i32Buf, plan.Info.Sets // the sizes go straight to the decision arena
+	n := len(buf)
+	for i := range sets {
+		buf = append(buf, sets[i].Count)
 	}
-	sizes := e.i32Buf[n:len(e.i32Buf):len(e.i32Buf)]
+	e.i32Buf = buf
+	sizes := buf[n:len(buf):len(buf)]
 	e.dec.Binds = append(e.dec.Binds, Bind{Job: makeID(slot, j.gen), Pods: e.keepPods(plan.Pods),
 		Sizes: sizes, Domain: plan.Domain})
 	return true
