@@ -252,6 +252,17 @@ func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 	if j.nom != nomNone {
 		scope = j.nomDomain
 	}
+	if !j.elastic && scope == 0 { // most jobs: placeIn's last call, without placeIn's
+		ok, why, err := e.v.Place(e.s, r, &e.plan)
+		switch {
+		case err != nil:
+			e.failed("place", err) // specs are validated at Submit: a bug
+			return nil, e.noFit(placement.Reason{})
+		case ok:
+			return &e.plan, Reason{}
+		}
+		return nil, e.noFit(why)
+	}
 	if !j.elastic {
 		ok, why := e.placeIn(r, scope, &e.plan)
 		if ok {
