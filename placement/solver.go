@@ -180,7 +180,10 @@ func (v *Solver) Place(s *topology.State, r *Request, plan *Plan) (bool, Reason,
 	// scope and no release, as release(nil) and placeReleased's reset would.
 	v.begin(s, r)
 	v.relSum, v.relOrder = v.relSum[:0], v.relOrder[:0]
-	return v.placeReset(plan)
+	if v.placeOne(plan) { // placeReset, one call fewer for the commonest requests
+		return true, Reason{}, nil
+	}
+	return v.placeGeneral(plan)
 }
 
 // PlaceWithout is Place inside domain scope (the root: anywhere; a domain at
@@ -247,6 +250,11 @@ func (v *Solver) placeReset(plan *Plan) (bool, Reason, error) {
 	if v.placeOne(plan) {
 		return true, Reason{}, nil
 	}
+	return v.placeGeneral(plan)
+}
+
+// placeGeneral is placeReset when placeOne did not place the request.
+func (v *Solver) placeGeneral(plan *Plan) (bool, Reason, error) {
 	v.known, v.profAt, v.profGPU = knownCap{idx: -1}, -1, -1 // as begin left them
 	v.setOrder()
 	if !v.rejectFast() {
