@@ -154,7 +154,7 @@ func (e *Engine) visit(slot int32, c *budget) {
 	if len(e.nominees) > 0 {
 		mask, memoOK = e.admitMask(slot)
 	}
-	if memoOK && e.memo.n > 0 { // an empty memo answers nothing
+	if memoOK && e.memo.mayHit(j, memoPlace, mask) { // most jobs fit: their shape is not in the memo
 		if r, ok := e.memo.lookup(e.jobs, j, memoPlace, mask); ok {
 			e.settle(slot, e.blocked(slot, r, mask, memoOK, c))
 			return

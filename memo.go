@@ -33,11 +33,16 @@ type memo struct {
 	t     []memoEntry // len is a power of two
 	n     int
 	epoch uint32
+	// seen has bit h>>56 set for the hash h of every entry of this epoch:
+	// a lookup whose bit is clear misses (mayHit), without a call or a
+	// probe. Most lookups miss: the job fits.
+	seen [4]uint64
 }
 
 func (m *memo) next() {
 	m.epoch++
 	m.n = 0
+	m.seen = [4]uint64{}
 	if m.epoch == 0 {
 		clear(m.t)
 		m.epoch = 1
@@ -52,6 +57,16 @@ func memoHash(j *job, kind uint8, mask uint64) uint64 {
 	}
 	h ^= h >> 31
 	return h
+}
+
+// mayHit reports whether lookup may find job j's shape: false if it will
+// not (small enough to inline).
+func (m *memo) mayHit(j *job, kind uint8, mask uint64) bool {
+	if m.n == 0 { // an empty memo: nothing to hash
+		return false
+	}
+	h := memoHash(j, kind, mask)
+	return m.seen[h>>62]&(1<<(h>>56&63)) != 0
 }
 
 // lookup returns the reason job j's shape failed with earlier this cycle.
@@ -84,6 +99,7 @@ func (m *memo) add(j *job, slot int32, kind uint8, mask uint64, r Reason) {
 	}
 	m.t[i] = memoEntry{epoch: m.epoch, kind: kind, rep: slot, h: h, mask: mask, prio: j.spec.Priority, reason: r}
 	m.n++
+	m.seen[h>>62] |= 1 << (h >> 56 & 63)
 }
 
 func (m *memo) grow() {
