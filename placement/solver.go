@@ -346,10 +346,11 @@ func (v *Solver) writePlan(plan *Plan, d topology.DomainID) {
 		plan.sets = make([]topology.PodSet, n)
 	}
 	plan.sets = plan.sets[:n]
-	for i := range v.r.Sets { // in place: no copy of each set, no append's checks
-		set, out := &v.r.Sets[i], &plan.sets[i]
-		*out = topology.PodSet{Count: set.Pods, GPUs: set.GPUs, Milli: set.Milli,
-			CPUMilli: set.CPUMilli, MemoryMiB: set.MemoryMiB, SliceSize: set.SliceSize, SliceLevel: set.SliceLevel}
+	sets := plan.sets
+	for i := range sets { // in place, field by field: no copy of each set, no append's checks
+		in, out := &v.r.Sets[i], &sets[i]
+		out.Count, out.GPUs, out.Milli, out.CPUMilli = in.Pods, in.GPUs, in.Milli, in.CPUMilli
+		out.MemoryMiB, out.SliceSize, out.SliceLevel = in.MemoryMiB, in.SliceSize, in.SliceLevel
 	}
 	plan.Info.Sets = plan.sets
 	plan.Domain, plan.Host = d, -1
