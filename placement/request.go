@@ -77,11 +77,12 @@ type Request struct {
 	Policy      Policy
 }
 
-// jobInfo is the topology.Job the gang will be recorded as.
-func (r *Request) jobInfo() topology.Job {
-	return topology.Job{Priority: r.Priority, Preemptible: r.Preemptible, Movable: true,
-		Exclusive: r.Exclusive, HasEnd: r.HasEnd, End: r.End,
-		Required: r.Required, Preferred: r.Preferred}
+// setJobInfo sets *info to the topology.Job the gang will be recorded as
+// (its sets left out), field by field: a composite literal goes through
+// the stack.
+func (r *Request) setJobInfo(info *topology.Job) {
+	info.Priority, info.Preemptible, info.Movable, info.Exclusive = r.Priority, r.Preemptible, true, r.Exclusive
+	info.HasEnd, info.End, info.Required, info.Preferred, info.Sets = r.HasEnd, r.End, r.Required, r.Preferred, nil
 }
 
 // Validate checks the request against the tree: malformed requests are

@@ -284,7 +284,7 @@ func (v *Solver) begin(s *topology.State, r *Request) {
 	if v.rx = r.Restriction; v.rx != nil {
 		v.rx.sync(s)
 	}
-	v.info = r.jobInfo()
+	r.setJobInfo(&v.info)
 	v.reason = Reason{}
 	v.known = knownCap{idx: -1}
 	v.ex.fails.n = 0
