@@ -126,29 +126,29 @@ func (e *Engine) schedule() {
 	e.inQueue = queued{}
 	for i, slot := range e.queue {
 		e.prefetchAhead(i)
-		e.visit(slot, &c)
-		if j := &e.jobs[slot]; j.state == stPending {
+		if e.visit(slot, &c) {
 			keep = append(keep, slot)
-			e.inQueue.add(e.t, j)
+			e.inQueue.add(e.t, &e.jobs[slot])
 		}
 	}
 	e.queue = keep
 }
 
 // visit gives queued job slot its turn: it waits on its nomination, fits
-// (and is bound), or is blocked (a planner may still bind it).
-func (e *Engine) visit(slot int32, c *budget) {
+// (and is bound), or is blocked (a planner may still bind it). It reports
+// whether the job is still pending after its turn.
+func (e *Engine) visit(slot int32, c *budget) bool {
 	j := &e.jobs[slot]
 	j.visited = true
 	if j.nom != nomNone { // most jobs hold no nomination: no call to ask
 		if r, wait := e.waiting(slot); wait {
 			e.waitFor(slot, r)
-			return
+			return j.state == stPending
 		}
 	}
 	if c.place == 0 {
 		e.waitFor(slot, Reason{Code: NotTried})
-		return
+		return j.state == stPending
 	}
 	mask, memoOK := uint64(0), true // no nominations: none to admit the job
 	if len(e.nominees) > 0 {
@@ -157,18 +157,19 @@ func (e *Engine) visit(slot int32, c *budget) {
 	if memoOK && e.memo.mayHit(j, memoPlace, mask) { // most jobs fit: their shape is not in the memo
 		if r, ok := e.memo.lookup(e.jobs, j, memoPlace, mask); ok {
 			e.settle(slot, e.blocked(slot, r, mask, memoOK, c))
-			return
+			return e.jobs[slot].state == stPending
 		}
 	}
 	c.place--
 	plan, r := e.place(slot)
 	if plan != nil && e.bind(slot, plan) {
-		return
+		return false
 	}
 	if memoOK {
 		e.memo.add(j, slot, memoPlace, mask, r)
 	}
 	e.settle(slot, e.blocked(slot, r, mask, memoOK, c))
+	return e.jobs[slot].state == stPending
 }
 
 // settle reports job slot as waiting for reason r, unless it was bound
