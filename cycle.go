@@ -150,20 +150,29 @@ func (e *Engine) visit(slot int32, c *budget) bool {
 		e.waitFor(slot, Reason{Code: NotTried})
 		return j.state == stPending
 	}
-	mask, memoOK := uint64(0), true // no nominations: none to admit the job
-	if len(e.nominees) > 0 {
-		mask, memoOK = e.admitMask(slot)
-	}
-	if memoOK && e.memo.mayHit(j, memoPlace, mask) { // most jobs fit: their shape is not in the memo
-		if r, ok := e.memo.lookup(e.jobs, j, memoPlace, mask); ok {
-			e.settle(slot, e.blocked(slot, r, mask, memoOK, c))
-			return e.jobs[slot].state == stPending
+	// The nominations' mask, only for a job whose shape the memo may hold
+	// or which does not fit (most fit, and their shape is not in the memo):
+	// placing changes no nomination.
+	mask, memoOK, masked := uint64(0), true, len(e.nominees) == 0
+	if e.memo.mayHit(j, memoPlace) {
+		if !masked {
+			mask, memoOK = e.admitMask(slot)
+			masked = true
+		}
+		if memoOK {
+			if r, ok := e.memo.lookup(e.jobs, j, memoPlace, mask); ok {
+				e.settle(slot, e.blocked(slot, r, mask, memoOK, c))
+				return e.jobs[slot].state == stPending
+			}
 		}
 	}
 	c.place--
 	plan, r := e.place(slot)
 	if plan != nil && e.bind(slot, plan) {
 		return false
+	}
+	if !masked {
+		mask, memoOK = e.admitMask(slot)
 	}
 	if memoOK {
 		e.memo.add(j, slot, memoPlace, mask, r)

@@ -33,9 +33,10 @@ type memo struct {
 	t     []memoEntry // len is a power of two
 	n     int
 	epoch uint32
-	// seen has bit h>>56 set for the hash h of every entry of this epoch:
-	// a lookup whose bit is clear misses (mayHit), without a call or a
-	// probe. Most lookups miss: the job fits.
+	// seen has bit shapeBit(j, kind) set for every entry of this epoch (job
+	// j's shape, of that kind, whatever its mask): a lookup whose bit is clear
+	// misses (mayHit), without a call, a probe, or the nominations' mask.
+	// Most lookups miss: the job fits.
 	seen [4]uint64
 }
 
@@ -59,14 +60,18 @@ func memoHash(j *job, kind uint8, mask uint64) uint64 {
 	return h
 }
 
-// mayHit reports whether lookup may find job j's shape: false if it will
-// not (small enough to inline).
-func (m *memo) mayHit(j *job, kind uint8, mask uint64) bool {
-	if m.n == 0 { // an empty memo: nothing to hash
+// shapeBit is the bit of seen for job j's shape and kind k: the top byte of
+// their hash (the mask left out, so that mayHit needs none).
+func shapeBit(j *job, k uint8) uint64 { return (j.key ^ uint64(k)) * 0xbf58476d1ce4e5b9 >> 56 }
+
+// mayHit reports whether lookup may find job j's shape for kind k, under
+// some mask: false if it will not (small enough to inline).
+func (m *memo) mayHit(j *job, k uint8) bool {
+	if m.n == 0 {
 		return false
 	}
-	h := memoHash(j, kind, mask)
-	return m.seen[h>>62]&(1<<(h>>56&63)) != 0
+	b := shapeBit(j, k)
+	return m.seen[b>>6]&(1<<(b&63)) != 0
 }
 
 // lookup returns the reason job j's shape failed with earlier this cycle.
@@ -99,7 +104,8 @@ func (m *memo) add(j *job, slot int32, kind uint8, mask uint64, r Reason) {
 	}
 	m.t[i] = memoEntry{epoch: m.epoch, kind: kind, rep: slot, h: h, mask: mask, prio: j.spec.Priority, reason: r}
 	m.n++
-	m.seen[h>>62] |= 1 << (h >> 56 & 63)
+	b := shapeBit(j, kind)
+	m.seen[b>>6] |= 1 << (b & 63)
 }
 
 func (m *memo) grow() {
