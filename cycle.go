@@ -159,7 +159,7 @@ func (e *Engine) visit(slot int32, c *budget) bool {
 			mask, memoOK = e.admitMask(slot)
 			masked = true
 		}
-		if memoOK {
+		if memoOK && e.memo.mayHitKey(j, memoPlace, mask) {
 			if r, ok := e.memo.lookup(e.jobs, j, memoPlace, mask); ok {
 				e.settle(slot, e.blocked(slot, r, mask, memoOK, c))
 				return e.jobs[slot].state == stPending

@@ -36,14 +36,15 @@ type memo struct {
 	// seen has bit shapeBit(j, kind) set for every entry of this epoch (job
 	// j's shape, of that kind, whatever its mask): a lookup whose bit is clear
 	// misses (mayHit), without a call, a probe, or the nominations' mask.
-	// Most lookups miss: the job fits.
-	seen [4]uint64
+	// Most lookups miss: the job fits. seenKey is the same for the full key
+	// (mask included: mayHitKey), which a lookup then asks.
+	seen, seenKey [4]uint64
 }
 
 func (m *memo) next() {
 	m.epoch++
 	m.n = 0
-	m.seen = [4]uint64{}
+	m.seen, m.seenKey = [4]uint64{}, [4]uint64{}
 	if m.epoch == 0 {
 		clear(m.t)
 		m.epoch = 1
@@ -72,6 +73,13 @@ func (m *memo) mayHit(j *job, k uint8) bool {
 	}
 	b := shapeBit(j, k)
 	return m.seen[b>>6]&(1<<(b&63)) != 0
+}
+
+// mayHitKey is mayHit for the full key, mask included: false if lookup
+// will not find it (small enough to inline).
+func (m *memo) mayHitKey(j *job, k uint8, mask uint64) bool {
+	h := memoHash(j, k, mask)
+	return m.seenKey[h>>62]&(1<<(h>>56&63)) != 0
 }
 
 // lookup returns the reason job j's shape failed with earlier this cycle.
@@ -106,6 +114,7 @@ func (m *memo) add(j *job, slot int32, kind uint8, mask uint64, r Reason) {
 	m.n++
 	b := shapeBit(j, kind)
 	m.seen[b>>6] |= 1 << (b & 63)
+	m.seenKey[h>>62] |= 1 << (h >> 56 & 63)
 }
 
 func (m *memo) grow() {
