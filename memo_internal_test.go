@@ -8,7 +8,7 @@ import (
 	"github.com/blinksched/blink/placement"
 )
 
-// TestMemoMayHit checks the memo's filter against its table on random
+// TestMemoMayHit checks the memo's filters (mayHit, mayHitKey) against its table on random
 // shapes, kinds and masks over several epochs: every lookup that finds an
 // entry was let through by mayHit (a false "no" would send a memoised shape
 // back to placement: the same decisions, only slower, which no decision
@@ -48,6 +48,9 @@ func TestMemoMayHit(t *testing.T) {
 			may := m.mayHit(j, kind)
 			if ok && !may {
 				t.Fatalf("epoch %d: lookup finds job %+v (kind %d, mask %d), mayHit says it will not", epoch, j.spec, kind, mask)
+			}
+			if ok && !m.mayHitKey(j, kind, mask) {
+				t.Fatalf("epoch %d: lookup finds job %+v (kind %d, mask %d), mayHitKey says it will not", epoch, j.spec, kind, mask)
 			}
 			if !added[shape{j.key, kind}] {
 				absent++
