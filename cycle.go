@@ -51,7 +51,11 @@ func (e *Engine) resetDecisions(now int64) {
 // keepPods copies pods into the decision arena.
 func (e *Engine) keepPods(pods []topology.Pod) []topology.Pod {
 	n := len(e.podBuf)
-	e.podBuf = append(e.podBuf, pods...)
+	if len(pods) == 1 { // most binds: one pod, copied without memmove's call
+		e.podBuf = append(e.podBuf, pods[0])
+	} else {
+		e.podBuf = append(e.podBuf, pods...)
+	}
 	return e.podBuf[n:len(e.podBuf):len(e.podBuf)]
 }
 
@@ -122,44 +126,59 @@ func (e *Engine) schedule() {
 	e.inQueue = queued{}
 	for i, slot := range e.queue {
 		e.prefetchAhead(i)
-		e.visit(slot, &c)
-		if j := &e.jobs[slot]; j.state == stPending {
+		if e.visit(slot, &c) {
 			keep = append(keep, slot)
-			e.inQueue.add(e.t, j)
+			e.inQueue.add(e.t, &e.jobs[slot])
 		}
 	}
 	e.queue = keep
 }
 
 // visit gives queued job slot its turn: it waits on its nomination, fits
-// (and is bound), or is blocked (a planner may still bind it).
-func (e *Engine) visit(slot int32, c *budget) {
+// (and is bound), or is blocked (a planner may still bind it). It reports
+// whether the job is still pending after its turn.
+func (e *Engine) visit(slot int32, c *budget) bool {
 	j := &e.jobs[slot]
 	j.visited = true
-	if r, wait := e.waiting(slot); wait {
-		e.waitFor(slot, r)
-		return
+	if j.nom != nomNone { // most jobs hold no nomination: no call to ask
+		if r, wait := e.waiting(slot); wait {
+			e.waitFor(slot, r)
+			return j.state == stPending
+		}
 	}
 	if c.place == 0 {
 		e.waitFor(slot, Reason{Code: NotTried})
-		return
+		return j.state == stPending
 	}
-	mask, memoOK := e.admitMask(slot)
-	if memoOK {
-		if r, ok := e.memo.lookup(e.jobs, j, memoPlace, mask); ok {
-			e.settle(slot, e.blocked(slot, r, mask, memoOK, c))
-			return
+	// The nominations' mask, only for a job whose shape the memo may hold
+	// or which does not fit (most fit, and their shape is not in the memo):
+	// placing changes no nomination.
+	mask, memoOK, masked := uint64(0), true, len(e.nominees) == 0
+	if e.memo.mayHit(j, memoPlace) {
+		if !masked {
+			mask, memoOK = e.admitMask(slot)
+			masked = true
+		}
+		if memoOK && e.memo.mayHitKey(j, memoPlace, mask) {
+			if r, ok := e.memo.lookup(e.jobs, j, memoPlace, mask); ok {
+				e.settle(slot, e.blocked(slot, r, mask, memoOK, c))
+				return e.jobs[slot].state == stPending
+			}
 		}
 	}
 	c.place--
 	plan, r := e.place(slot)
 	if plan != nil && e.bind(slot, plan) {
-		return
+		return false
+	}
+	if !masked {
+		mask, memoOK = e.admitMask(slot)
 	}
 	if memoOK {
 		e.memo.add(j, slot, memoPlace, mask, r)
 	}
 	e.settle(slot, e.blocked(slot, r, mask, memoOK, c))
+	return e.jobs[slot].state == stPending
 }
 
 // settle reports job slot as waiting for reason r, unless it was bound
@@ -216,10 +235,14 @@ func (e *Engine) admitMask(slot int32) (mask uint64, ok bool) {
 func (e *Engine) request(slot int32) *placement.Request {
 	j := &e.jobs[slot]
 	s, r := &j.spec, &e.req
-	*r = placement.Request{Job: topology.JobID(slot), Priority: s.Priority, Preemptible: s.Preemptible,
-		HasEnd: s.RunTime > 0, End: later(e.now, s.RunTime), Sets: s.Sets, Required: s.Required,
-		Preferred: s.Preferred, Exclusive: s.Exclusive, Models: s.Models, Policy: s.Policy,
-		Restriction: e.sp.restrictionFor(j)}
+	// Every field, written in place: a composite literal is built on the
+	// stack and copied (twice the stores). TestRequestFields checks that no
+	// field is left out.
+	r.Job, r.Priority, r.Preemptible = topology.JobID(slot), s.Priority, s.Preemptible
+	r.HasEnd, r.End = s.RunTime > 0, later(e.now, s.RunTime)
+	r.Sets, r.Required, r.Preferred, r.Exclusive = s.Sets, s.Required, s.Preferred, s.Exclusive
+	r.Models, r.Policy = s.Models, s.Policy
+	r.Restriction, r.Eligible = e.sp.restrictionFor(j), nil
 	if r.Restriction != nil {
 		r.Eligible = r.Restriction.Eligible()
 	}
@@ -231,13 +254,24 @@ func (e *Engine) request(slot int32) *placement.Request {
 // the common growth above its minimum.
 func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 	j := &e.jobs[slot]
-	if never, r := e.neverFits(j); never {
-		return nil, r
+	if l, have := e.mostHealthy(j); j.need > have {
+		return nil, neverFits(l, have, j.need)
 	}
 	r := e.request(slot)
 	scope := topology.DomainID(0)
 	if j.nom != nomNone {
 		scope = j.nomDomain
+	}
+	if !j.elastic && scope == 0 { // most jobs: placeIn's last call, without placeIn's
+		ok, why, err := e.v.Place(e.s, r, &e.plan)
+		switch {
+		case err != nil:
+			e.failed("place", err) // specs are validated at Submit: a bug
+			return nil, e.noFit(placement.Reason{})
+		case ok:
+			return &e.plan, Reason{}
+		}
+		return nil, e.noFit(why)
 	}
 	if !j.elastic {
 		ok, why := e.placeIn(r, scope, &e.plan)
@@ -316,27 +350,31 @@ func (e *Engine) noFit(why placement.Reason) Reason {
 	return Reason{Code: NoFit, Place: why}
 }
 
-// neverFits reports whether job j's smallest size exceeds the healthy GPUs
-// of every domain of its required level (the whole cluster without one),
-// not counting spare hosts for a non-preemptible job.
-func (e *Engine) neverFits(j *job) (bool, Reason) {
+// mostHealthy returns job j's required level (the root when it has none)
+// and the most healthy GPUs a domain of that level has, not counting spare
+// hosts for a non-preemptible job: a job that needs more never fits.
+func (e *Engine) mostHealthy(j *job) (topology.Level, int64) {
 	l := j.spec.Required
 	if l < 0 || l >= e.t.HostLevel() {
 		l = 0
 	}
-	e.fillMaxHealthy()
-	have := e.maxHealthy[l]
+	if !e.maxHealthyOK || e.sp.changed { // fillMaxHealthy's test, without the call
+		e.fillMaxHealthy()
+	}
 	if e.sp.on() && !j.spec.Preemptible {
-		have = e.maxNonSpare[l]
+		return l, e.maxNonSpare[l]
 	}
-	if j.need > have {
-		code := placement.NotEnoughGPUs
-		if l > 0 {
-			code = placement.RequiredLevel
-		}
-		return true, Reason{Code: NeverFits, Place: placement.Reason{Code: code, Level: l, Have: have, Need: j.need}}
+	return l, e.maxHealthy[l]
+}
+
+// neverFits is the reason of a job that needs more than the have GPUs
+// mostHealthy found at level l.
+func neverFits(l topology.Level, have, need int64) Reason {
+	code := placement.NotEnoughGPUs
+	if l > 0 {
+		code = placement.RequiredLevel
 	}
-	return false, Reason{}
+	return Reason{Code: NeverFits, Place: placement.Reason{Code: code, Level: l, Have: have, Need: need}}
 }
 
 // fillMaxHealthy recomputes, after a health or spare change, the most
@@ -399,20 +437,23 @@ func (e *Engine) bind(slot int32, plan *placement.Plan) bool {
 	if j.nom != nomNone {
 		e.dropNominee(slot) // AddJob released the nomination
 	}
-	e.setState(slot, stAssumed)
-	j.inQueue = false
-	j.started = e.now
-	e.setDeadline(slot, tBind, e.cfg.BindTimeout)
+	// setState and setDeadline, inlined: a queued job is pending (not
+	// evicting, so the list of evicting jobs stays as it is).
+	j.state, j.inQueue, j.started = stAssumed, false, e.now
+	j.deadline = later(e.now, e.cfg.BindTimeout)
+	e.timers[tBind].push(timer{at: j.deadline, slot: slot, gen: j.gen})
 	if !j.spec.Preemptible {
 		e.sp.taken(e, plan.Pods)
 	}
-	sizes := e.ranks[:0]
-	for _, set := range plan.Info.Sets {
-		sizes = append(sizes, set.Count)
+	buf, sets := e.i32Buf, plan.Info.Sets // the sizes go straight to the decision arena
+	n := len(buf)
+	for i := range sets {
+		buf = append(buf, sets[i].Count)
 	}
-	e.ranks = sizes
-	e.dec.Binds = append(e.dec.Binds, Bind{Job: e.id(slot), Pods: e.keepPods(plan.Pods),
-		Sizes: e.keepI32(sizes), Domain: plan.Domain})
+	e.i32Buf = buf
+	sizes := buf[n:len(buf):len(buf)]
+	e.dec.Binds = append(e.dec.Binds, Bind{Job: makeID(slot, j.gen), Pods: e.keepPods(plan.Pods),
+		Sizes: sizes, Domain: plan.Domain})
 	return true
 }
 

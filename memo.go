@@ -33,11 +33,18 @@ type memo struct {
 	t     []memoEntry // len is a power of two
 	n     int
 	epoch uint32
+	// seen has bit shapeBit(j, kind) set for every entry of this epoch (job
+	// j's shape, of that kind, whatever its mask): a lookup whose bit is clear
+	// misses (mayHit), without a call, a probe, or the nominations' mask.
+	// Most lookups miss: the job fits. seenKey is the same for the full key
+	// (mask included: mayHitKey), which a lookup then asks.
+	seen, seenKey [4]uint64
 }
 
 func (m *memo) next() {
 	m.epoch++
 	m.n = 0
+	m.seen, m.seenKey = [4]uint64{}, [4]uint64{}
 	if m.epoch == 0 {
 		clear(m.t)
 		m.epoch = 1
@@ -52,6 +59,27 @@ func memoHash(j *job, kind uint8, mask uint64) uint64 {
 	}
 	h ^= h >> 31
 	return h
+}
+
+// shapeBit is the bit of seen for job j's shape and kind k: the top byte of
+// their hash (the mask left out, so that mayHit needs none).
+func shapeBit(j *job, k uint8) uint64 { return (j.key ^ uint64(k)) * 0xbf58476d1ce4e5b9 >> 56 }
+
+// mayHit reports whether lookup may find job j's shape for kind k, under
+// some mask: false if it will not (small enough to inline).
+func (m *memo) mayHit(j *job, k uint8) bool {
+	if m.n == 0 {
+		return false
+	}
+	b := shapeBit(j, k)
+	return m.seen[b>>6]&(1<<(b&63)) != 0
+}
+
+// mayHitKey is mayHit for the full key, mask included: false if lookup
+// will not find it (small enough to inline).
+func (m *memo) mayHitKey(j *job, k uint8, mask uint64) bool {
+	h := memoHash(j, k, mask)
+	return m.seenKey[h>>62]&(1<<(h>>56&63)) != 0
 }
 
 // lookup returns the reason job j's shape failed with earlier this cycle.
@@ -84,6 +112,9 @@ func (m *memo) add(j *job, slot int32, kind uint8, mask uint64, r Reason) {
 	}
 	m.t[i] = memoEntry{epoch: m.epoch, kind: kind, rep: slot, h: h, mask: mask, prio: j.spec.Priority, reason: r}
 	m.n++
+	b := shapeBit(j, kind)
+	m.seen[b>>6] |= 1 << (b & 63)
+	m.seenKey[h>>62] |= 1 << (h >> 56 & 63)
 }
 
 func (m *memo) grow() {

@@ -262,8 +262,14 @@ func (v *Solver) setCurrent(si int) {
 	}
 	if set.GPUs > 0 && set.GPUs != v.perKFor { // kept from the last set of as many GPUs (Prepare resets it)
 		v.perKFor = set.GPUs
-		for k := range v.t.MaxHostGPUs() + 1 {
-			v.perK[k] = int64(k / int(set.GPUs))
+		n := v.t.MaxHostGPUs() + 1 // GPUs > n-1 leaves perK all zero: such a pod fits no host
+		if g := int(set.GPUs); g < n {
+			row, perK := v.perKRows[g*n:(g+1)*n], v.perK[:n]
+			for k := range row { // a few words: cheaper than copy's call
+				perK[k] = row[k]
+			}
+		} else {
+			clear(v.perK[:n])
 		}
 	}
 	if set.Milli > 0 && set.Milli != v.perBFor {

@@ -16,13 +16,18 @@ func (v *Solver) reset() {
 	if len(v.rel) != 0 && v.relKept && !v.ovTaken && len(v.ov) == len(v.rel) && !v.legacy {
 		return
 	}
+	v.newEpoch()
+	v.installRel()
+}
+
+// newEpoch drops every overlay: a new epoch, which no stamp matches.
+func (v *Solver) newEpoch() {
 	v.ov = v.ov[:0]
 	v.epoch++
 	if v.epoch == 0 { // wrapped: clear stamps once every 2^32 attempts
 		clear(v.ovStamp)
 		v.epoch = 1
 	}
-	v.installRel()
 	v.ovTaken = false
 }
 

@@ -59,6 +59,10 @@ func (v *Solver) buildKinds(t *topology.Tree) {
 		v.maxByModel[m] = max(v.maxByModel[m], g)
 		v.kinds[m] = addKind(v.kinds[m], hostKind{gpus: g, cpu: t.HostCPU(h), mem: t.HostMemory(h)})
 	}
+	v.maxAny = -1
+	for _, g := range v.maxByModel {
+		v.maxAny = max(v.maxAny, g)
+	}
 }
 
 // tooSmall says, in v.reason, why no acceptable host could hold a pod of

@@ -69,6 +69,9 @@ func (v *Solver) rejectFast() bool {
 // largestHost is the GPU count of the largest host of an acceptable model
 // (-1 if none), whatever its GPUs' state (Prepare found each model's).
 func (v *Solver) largestHost() int {
+	if v.anyModel { // every model: Prepare found the largest of all
+		return v.maxAny
+	}
 	best := -1
 	for m, ok := range v.modelOK {
 		if ok {

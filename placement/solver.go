@@ -33,6 +33,7 @@ type Solver struct {
 	perK             [topology.MaxHostGPUs + 1]int64 // ⌊k/GPUs⌋ for whole-GPU sets
 	perB             [topology.PartialBuckets]int64  // fractional sets: pods a GPU of each partial bucket takes at most
 	perKFor, perBFor int32                           // the GPUs and milli perK and perB are for (0: none)
+	perKRows         []int64                         // perK for each GPU count g up to the tree's largest host, row g (Prepare)
 
 	extra topology.Admitted // GPUs nominated for others that this gang may take
 
@@ -128,6 +129,7 @@ type Solver struct {
 	reason    Reason
 
 	maxByModel []int        // per model, its largest host's GPUs (-1: none)
+	maxAny     int          // the largest of them (largestHost when any model is acceptable)
 	kinds      [][]hostKind // per model, its host sizes (host_kinds.go)
 
 	// the profile's capacity-loss rule (profile.go)
@@ -184,7 +186,10 @@ func (v *Solver) Place(s *topology.State, r *Request, plan *Plan) (bool, Reason,
 	// scope and no release, as release(nil) and placeReleased's reset would.
 	v.begin(s, r)
 	v.relSum, v.relOrder = v.relSum[:0], v.relOrder[:0]
-	return v.placeReset(plan)
+	if v.placeOne(plan) { // placeReset, one call fewer for the commonest requests
+		return true, Reason{}, nil
+	}
+	return v.placeGeneral(plan)
 }
 
 // PlaceWithout is Place inside domain scope (the root: anywhere; a domain at
@@ -251,6 +256,11 @@ func (v *Solver) placeReset(plan *Plan) (bool, Reason, error) {
 	if v.placeOne(plan) {
 		return true, Reason{}, nil
 	}
+	return v.placeGeneral(plan)
+}
+
+// placeGeneral is placeReset when placeOne did not place the request.
+func (v *Solver) placeGeneral(plan *Plan) (bool, Reason, error) {
 	v.known, v.profAt, v.profGPU = knownCap{idx: -1}, -1, -1 // as begin left them
 	v.setOrder()
 	if !v.rejectFast() {
@@ -270,20 +280,24 @@ func (v *Solver) placeReset(plan *Plan) (bool, Reason, error) {
 // begin resets the per-call state.
 func (v *Solver) begin(s *topology.State, r *Request) {
 	t := s.Tree()
-	v.Prepare(t)
+	if v.t != t { // Prepare's own test, without the call
+		v.Prepare(t)
+	}
 	v.rel, v.gone, v.scope = v.rel[:0], nil, 0
-	v.reset() // no overlay yet: a fresh epoch, so no stamp left by an earlier call (or a zero stamp) matches
+	v.newEpoch() // reset with nothing released: no overlay yet, and no stamp left by an earlier call (or a zero stamp) matches
 	v.s, v.r, v.hl = s, r, t.HostLevel()
 	v.milli = v.fracSets()
 	if v.rx = r.Restriction; v.rx != nil {
 		v.rx.sync(s)
 	}
-	v.info = r.jobInfo()
+	r.setJobInfo(&v.info)
 	v.reason = Reason{}
 	v.known = knownCap{idx: -1}
 	v.ex.fails.n = 0
 	v.profAt, v.profGPU = -1, -1
-	v.setModels()
+	if len(r.Models) != 0 || !v.anyModel { // else modelOK is still all true from the last call
+		v.setModels()
+	}
 	v.extra.Collect(s, r.Job, &v.info) // the nominated GPUs this gang may take
 }
 
@@ -304,15 +318,16 @@ func (v *Solver) sizeOut(plan *Plan) {
 	}
 }
 
+// setModels sets modelOK (and anyModel) to the request's models. With no
+// models asked for and anyModel set, modelOK is all true for this tree
+// already (Prepare clears anyModel when the tree changes), and begin does
+// not call it.
 func (v *Solver) setModels() {
 	t := v.t
 	if cap(v.modelOK) < t.NumModels() {
 		v.modelOK = make([]bool, t.NumModels())
 	}
 	v.modelOK = v.modelOK[:t.NumModels()]
-	if len(v.r.Models) == 0 && v.anyModel {
-		return // still all true from the last call
-	}
 	v.anyModel = len(v.r.Models) == 0
 	for m := range v.modelOK {
 		v.modelOK[m] = v.anyModel
@@ -332,10 +347,16 @@ func (v *Solver) setModels() {
 func (v *Solver) writePlan(plan *Plan, d topology.DomainID) {
 	plan.Job = v.r.Job
 	plan.Info = v.info
-	plan.sets = plan.sets[:0]
-	for _, set := range v.r.Sets {
-		plan.sets = append(plan.sets, topology.PodSet{Count: set.Pods, GPUs: set.GPUs, Milli: set.Milli,
-			CPUMilli: set.CPUMilli, MemoryMiB: set.MemoryMiB, SliceSize: set.SliceSize, SliceLevel: set.SliceLevel})
+	n := len(v.r.Sets)
+	if cap(plan.sets) < n {
+		plan.sets = make([]topology.PodSet, n)
+	}
+	plan.sets = plan.sets[:n]
+	sets := plan.sets
+	for i := range sets { // in place, field by field: no copy of each set, no append's checks
+		in, out := &v.r.Sets[i], &sets[i]
+		out.Count, out.GPUs, out.Milli, out.CPUMilli = in.Pods, in.GPUs, in.Milli, in.CPUMilli
+		out.MemoryMiB, out.SliceSize, out.SliceLevel = in.MemoryMiB, in.SliceSize, in.SliceLevel
 	}
 	plan.Info.Sets = plan.sets
 	plan.Domain, plan.Host = d, -1

@@ -68,6 +68,13 @@ type Admitted struct {
 // they are nominated (AppendAdmitted).
 func (a *Admitted) Collect(s *State, id JobID, info *Job) {
 	a.hosts, a.sum, a.next, a.misses, a.at = a.hosts[:0], a.sum[:0], 0, 0, a.at[:0]
+	if len(s.noms) != 0 { // else no nomination was ever made: nothing to collect (small enough to inline)
+		a.collect(s, id, info)
+	}
+}
+
+// collect is Collect once there are nominations (live or dead).
+func (a *Admitted) collect(s *State, id JobID, info *Job) {
 	a.hosts = s.AppendAdmitted(a.hosts, id, info)
 	if len(a.hosts) == 0 {
 		return // the common case: no nomination admits the job (GPUs reads no sums then)
