@@ -206,6 +206,11 @@ type Planner struct {
 	cred        creditScratch
 	creditForce int
 	singles     int
+	// noSoleRuns makes the credit bound read every host's pods, never a
+	// run of sole-pod hosts at once (credit_whole.go): set by tests that
+	// compare the two.
+	noSoleRuns bool
+	soleRuns   int // the runs it read at once (tests)
 
 	// unfolded models dead hosts like any other (modelhost.go): set by
 	// tests only, to compare folding with its absence.
