@@ -61,6 +61,7 @@ type Engine struct {
 	moveOps []topology.Op
 	rs      repairScratch
 	gpuList []topology.GPUID
+	gpuBits []uint64 // sortGPUs' bitmap
 	cands   []resCand
 	cands2  []resCand     // orderCands' second buffer
 	evHosts bitset.BitSet // scratch: hosts of a domain holding evicted victims (markEvicting)

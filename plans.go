@@ -90,8 +90,7 @@ func (e *Engine) nominatePlan(slot int32, plan *placement.Plan, kind nomKind, wa
 			gpus = append(gpus, lo+topology.GPUID(bits.TrailingZeros64(m)))
 		}
 	}
-	slices.Sort(gpus)
-	gpus = slices.Compact(gpus)
+	gpus = e.sortGPUs(gpus)
 	ops := append(e.ops[:0], moves...)
 	displaced := e.ranks[:0]
 	for _, n := range e.nominees {

@@ -77,7 +77,7 @@ func (e *Engine) reserve(slot int32) bool {
 			gpus = append(gpus, lo+topology.GPUID(bits.TrailingZeros64(m)))
 		}
 	}
-	slices.Sort(gpus)
+	gpus = e.sortGPUs(gpus) // the hosts' GPUs are distinct: only the order changes
 	e.gpuList = gpus
 	expiry := later(e.now, e.cfg.ReservationTimeout)
 	n := topology.Nomination{Job: topology.JobID(slot), Priority: j.spec.Priority, Ready: ready, Expiry: expiry, GPUs: gpus}
