@@ -218,8 +218,8 @@ func (p *Planner) creditHost(h topology.HostID, g int64, plain, noms bool) int64
 	if !s.HostHasPods(h) {
 		return pods[bits.OnesCount64(usable)]
 	}
-	hp := s.AppendHostPods(p.hpBuf[:0], h)
-	p.hpBuf = hp
+	hp := s.AppendHostJobGPUs(p.jgBuf[:0], h)
+	p.jgBuf = hp
 	var used, fixed uint64
 	for i := range hp {
 		used |= hp[i].GPUs

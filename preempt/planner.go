@@ -106,6 +106,7 @@ type Planner struct {
 	markEp    []uint32
 
 	hpBuf   []topology.HostPod
+	jgBuf   []topology.JobGPUs // creditHost's pods
 	idBuf   []topology.JobID
 	gone    []topology.JobID
 	podBuf  []topology.Pod

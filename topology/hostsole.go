@@ -21,3 +21,19 @@ func (s *State) SolePodRun(h, hi HostID) (job JobID, gpus uint64, end HostID) {
 	}
 	return job, gpus, end
 }
+
+// JobGPUs is a pod as a reader of GPUs only needs it: its job and GPUs.
+type JobGPUs struct {
+	Job  JobID
+	GPUs uint64
+}
+
+// AppendHostJobGPUs appends host h's pods, ordered by (job, rank), to dst
+// as their jobs and GPUs: AppendHostPods for a reader of GPUs only, without
+// copying the rest of each pod. O(pods on h).
+func (s *State) AppendHostJobGPUs(dst []JobGPUs, h HostID) []JobGPUs {
+	for p := s.hostPods[h]; p >= 0; p = s.pods[p].next {
+		dst = append(dst, JobGPUs{Job: s.pods[p].job, GPUs: s.pods[p].GPUs})
+	}
+	return dst
+}

@@ -272,6 +272,7 @@ func oracleCompareHosts(s *State, m *oracleModel, v *oracleView) error {
 	t := s.Tree()
 	var pods []HostPod
 	var jobs []JobID
+	var jg []JobGPUs
 	idleW := s.IdleHostWords()
 	for hi := range t.NumHosts() {
 		h := HostID(hi)
@@ -313,6 +314,15 @@ func oracleCompareHosts(s *State, m *oracleModel, v *oracleView) error {
 		pods = s.AppendHostPods(pods[:0], h)
 		if !slices.Equal(pods, v.hostPods[h]) {
 			return fmt.Errorf("AppendHostPods(%d) = %+v, oracle %+v", h, pods, v.hostPods[h])
+		}
+		jg = s.AppendHostJobGPUs(jg[:0], h)
+		if len(jg) != len(pods) {
+			return fmt.Errorf("AppendHostJobGPUs(%d) = %+v, oracle %+v", h, jg, pods)
+		}
+		for i := range jg {
+			if jg[i].Job != pods[i].Job || jg[i].GPUs != pods[i].GPUs {
+				return fmt.Errorf("AppendHostJobGPUs(%d) = %+v, oracle %+v", h, jg, pods)
+			}
 		}
 		if err := checkSolePodRun(s, v, h); err != nil {
 			return err
