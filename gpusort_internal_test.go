@@ -1,6 +1,8 @@
 package blink
 
 import (
+	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -45,5 +47,64 @@ func TestSortGPUs(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d: %d lists likely through the bitmap", seed, bitmap)
+	require.Positive(t, bitmap)
+}
+
+// TestPodGPUs compares podGPUs with listing every pod's GPUs and sorting
+// them (slices.Sort, slices.Compact), on trees of hosts of 1 to 64 GPUs
+// (hosts crossing words, masks reaching into the next word), for pods on
+// few hosts or many, adjacent or spread, some sharing GPUs, after GPUs
+// already in dst.
+func TestPodGPUs(t *testing.T) {
+	seed := testkit.Seed(t, 1)
+	rng := rand.New(rand.NewPCG(seed, 0x706f6467))
+	bitmap := 0
+	for i := range testkit.Steps(t, 500) {
+		var hosts []topology.HostSpec
+		big := rng.IntN(4) == 0
+		for h := range 1 + rng.IntN(300) {
+			g := []int{1, 3, 4, 5, 7, 8}[rng.IntN(6)]
+			if big && rng.IntN(8) == 0 {
+				g = 64
+			}
+			hosts = append(hosts, topology.HostSpec{Name: fmt.Sprint("h", h), Path: []string{"r"}, GPUs: g})
+		}
+		tree, err := topology.BuildHosts([]string{"rack"}, hosts)
+		require.NoError(t, err)
+		e := &Engine{t: tree}
+		H := tree.NumHosts()
+		var pods []topology.Pod
+		first, span := rng.IntN(H), 1+rng.IntN(H)
+		for range rng.IntN(200) {
+			h := topology.HostID(min(H-1, first+rng.IntN(span)))
+			full := uint64(1)<<uint(tree.HostGPUCount(h)) - 1
+			if tree.HostGPUCount(h) == 64 {
+				full = ^uint64(0)
+			}
+			m := full
+			if rng.IntN(3) == 0 {
+				m &= rng.Uint64()
+			}
+			if m != 0 {
+				pods = append(pods, topology.Pod{Host: h, GPUs: m})
+			}
+		}
+		dst := []topology.GPUID{7, 3} // kept as they are
+		var want []topology.GPUID
+		for _, p := range pods {
+			lo, _ := tree.HostGPUs(p.Host)
+			for m := p.GPUs; m != 0; m &= m - 1 {
+				want = append(want, lo+topology.GPUID(bits.TrailingZeros64(m)))
+			}
+		}
+		if len(want) >= 64 {
+			bitmap++
+		}
+		slices.Sort(want)
+		want = append([]topology.GPUID{7, 3}, slices.Compact(want)...)
+		got := e.podGPUs(dst, pods)
+		require.Equal(t, want, got, "instance %d (seed %d)", i, seed)
+	}
+	t.Logf("seed %d: %d lists of 64 GPUs or more", seed, bitmap)
 	require.Positive(t, bitmap)
 }

@@ -70,14 +70,12 @@ func (e *Engine) reserve(slot int32) bool {
 	if ready == topology.NoEnd {
 		ready = e.now
 	}
-	gpus := e.gpuList[:0]
+	hosts := slices.Grow(e.resPods[:0], take) // the hosts taken, as pods for podGPUs
 	for _, c := range cands[:take] {
-		lo, _ := e.t.HostGPUs(c.h)
-		for m := c.mask; m != 0; m &= m - 1 {
-			gpus = append(gpus, lo+topology.GPUID(bits.TrailingZeros64(m)))
-		}
+		hosts = append(hosts, topology.Pod{Host: c.h, GPUs: c.mask})
 	}
-	gpus = e.sortGPUs(gpus) // the hosts' GPUs are distinct: only the order changes
+	e.resPods = hosts
+	gpus := e.podGPUs(e.gpuList[:0], hosts)
 	e.gpuList = gpus
 	expiry := later(e.now, e.cfg.ReservationTimeout)
 	n := topology.Nomination{Job: topology.JobID(slot), Priority: j.spec.Priority, Ready: ready, Expiry: expiry, GPUs: gpus}
