@@ -10,7 +10,8 @@ import (
 // irreducible victim set (see preempt.Planner). It is the default
 // Config.Preempter. The engine makes its own nomination of the plan's GPUs
 // (taking over those of lower-priority nominees, as preempt.Result.Delta
-// would), so the nomination times passed to preempt.Planner.Plan are unused.
+// would), so Preempt sets Planner.Config.NoNomination: the Planner makes
+// none.
 type PreemptPlanner struct {
 	// Planner bounds its search with Planner.Config (zero: its defaults).
 	Planner preempt.Planner
@@ -19,6 +20,7 @@ type PreemptPlanner struct {
 
 // Preempt implements Preempter.
 func (p *PreemptPlanner) Preempt(s *topology.State, r *placement.Request) ([]topology.JobID, *placement.Plan, bool, error) {
+	p.Planner.Config.NoNomination = true // the engine nominates the plan's GPUs itself
 	ok, _, err := p.Planner.Plan(s, r, 0, 0, &p.res)
 	if err != nil || !ok {
 		return nil, nil, false, err

@@ -61,6 +61,8 @@ type Engine struct {
 	moveOps []topology.Op
 	rs      repairScratch
 	gpuList []topology.GPUID
+	gpuBits []uint64       // sortGPUs' and podGPUs' bitmap
+	resPods []topology.Pod // reserve's hosts taken
 	cands   []resCand
 	cands2  []resCand     // orderCands' second buffer
 	evHosts bitset.BitSet // scratch: hosts of a domain holding evicted victims (markEvicting)

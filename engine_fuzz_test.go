@@ -18,9 +18,10 @@ import (
 // levels, models, elastic minimums, priorities, run times), reports for
 // jobs, hosts, GPUs and domains that exist or do not, in states that match
 // or do not, and a clock that may run backwards. Every call either succeeds
-// or returns an error and changes nothing; Check and ReadyAgrees hold after
-// every call; a cycle's decisions are what the State holds, and a job it
-// answers does not fit fits nowhere when it ends (checkNoFit), nor does an
+// or returns an error and changes nothing; Check, ReadyAgrees and
+// CandsAgree hold after every call; a cycle's decisions are what the State
+// holds, and a job it answers does not fit fits nowhere when it ends
+// (checkNoFit), nor does an
 // elastic job it binds one size larger (checkElastic), nor a job whose
 // repair it gives up (checkRequeue); every job keeps its required domain,
 // slices and models after every call; and a second
@@ -125,6 +126,9 @@ func runFuzzEngine(t *testing.T, data []byte) string {
 			t.Fatalf("step %d: %v", step, err)
 		}
 		if err := e.ReadyAgrees(); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if err := e.CandsAgree(); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
 		wantKeepsDomains(t, step, e.State())

@@ -2,6 +2,7 @@ package blink
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 
 	"github.com/blinksched/blink/topology"
@@ -50,4 +51,62 @@ func (e *Engine) ReadyAgrees() error {
 		}
 	}
 	return nil
+}
+
+// CandsAgree checks hostCands' shortcuts (no masks read in a clean domain,
+// no free mask on a host with no free GPU) against the reading of every
+// host's masks (hostCandsSlow): in every domain of every level, for pods of
+// 1, 2, 3, 4 and 8 GPUs, for a preemptible job of any model and a
+// non-preemptible one of model 0, the same candidates in the same order.
+func (e *Engine) CandsAgree() error {
+	jobs := []job{{spec: JobSpec{Preemptible: true}}, {spec: JobSpec{Models: []int{0}}}}
+	for l := range e.t.HostLevel() {
+		dlo, dhi := e.t.LevelDomains(l)
+		for d := dlo; d < dhi; d++ {
+			for i := range jobs {
+				for _, g := range []int32{1, 2, 3, 4, 8} {
+					want := append([]resCand(nil), e.hostCandsSlow(&jobs[i], d, g)...)
+					got := e.hostCands(&jobs[i], d, g)
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						return fmt.Errorf("domain %d, job %d, pods of %d GPUs: candidates %v, reading every mask %v", d, i, g, got, want)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// hostCandsSlow is hostCands reading every host's health, failed,
+// nominated and free masks.
+func (e *Engine) hostCandsSlow(j *job, d topology.DomainID, g int32) []resCand {
+	cands := e.cands[:0]
+	lo, hi := e.t.Hosts(d)
+	nonPre := !j.spec.Preemptible && e.sp.on()
+	ends := e.endsKnown()
+	if !ends {
+		e.markEvicting(lo, hi)
+	}
+	for h := lo; h < hi; h++ {
+		if e.s.HostHealth(h) != topology.Healthy || nonPre && e.sp.spare(h) || !e.modelOK(j, h) {
+			continue
+		}
+		n := e.t.HostGPUCount(h)
+		usable := hostMask(n) &^ e.s.HostFailedMask(h) &^ e.s.HostNominatedMask(h)
+		if bits.OnesCount64(usable) < int(g) {
+			continue
+		}
+		free := e.s.HostFreeMask(h)
+		nowPods := int32(bits.OnesCount64(free)) / g
+		var taken uint64
+		if nowPods > 0 {
+			taken = lowBits(free, int(nowPods*g))
+			cands = append(cands, resCand{ready: e.now, h: h, pods: nowPods, mask: taken})
+		}
+		if rest := int32(bits.OnesCount64(usable))/g - nowPods; rest > 0 {
+			cands = append(cands, resCand{ready: e.laterReady(h, lo, ends), h: h, pods: rest, mask: lowBits(usable&^taken, int(rest*g))})
+		}
+	}
+	e.cands = cands
+	return cands
 }

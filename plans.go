@@ -1,7 +1,6 @@
 package blink
 
 import (
-	"math/bits"
 	"slices"
 
 	"github.com/blinksched/blink/placement"
@@ -79,19 +78,7 @@ func (e *Engine) tryPreempt(slot int32) bool {
 // outranks it; GPUs nominated for equal or higher priority are left out.
 func (e *Engine) nominatePlan(slot int32, plan *placement.Plan, kind nomKind, wait int64, moves ...topology.Op) bool {
 	j := &e.jobs[slot]
-	n := 0
-	for _, p := range plan.Pods {
-		n += bits.OnesCount64(p.GPUs)
-	}
-	gpus := slices.Grow(e.gpuList[:0], n) // a gang of 200k GPUs: room once, not growth by copies
-	for _, p := range plan.Pods {
-		lo, _ := e.t.HostGPUs(p.Host)
-		for m := p.GPUs; m != 0; m &= m - 1 {
-			gpus = append(gpus, lo+topology.GPUID(bits.TrailingZeros64(m)))
-		}
-	}
-	slices.Sort(gpus)
-	gpus = slices.Compact(gpus)
+	gpus := e.podGPUs(e.gpuList[:0], plan.Pods)
 	ops := append(e.ops[:0], moves...)
 	displaced := e.ranks[:0]
 	for _, n := range e.nominees {

@@ -125,6 +125,9 @@ func runLoopWith(t *testing.T, rng *rand.Rand, what string, steps int, c loopCon
 		if err := l.h.e.ReadyAgrees(); err != nil {
 			t.Fatalf("%s step %d: %v", what, step, err)
 		}
+		if err := l.h.e.CandsAgree(); err != nil {
+			t.Fatalf("%s step %d: %v", what, step, err)
+		}
 		wantKeepsDomains(t, step, l.h.e.State())
 		wantModels(t, step, l.h.e)
 		if step%97 == 48 {

@@ -70,14 +70,12 @@ func (e *Engine) reserve(slot int32) bool {
 	if ready == topology.NoEnd {
 		ready = e.now
 	}
-	gpus := e.gpuList[:0]
+	hosts := slices.Grow(e.resPods[:0], take) // the hosts taken, as pods for podGPUs
 	for _, c := range cands[:take] {
-		lo, _ := e.t.HostGPUs(c.h)
-		for m := c.mask; m != 0; m &= m - 1 {
-			gpus = append(gpus, lo+topology.GPUID(bits.TrailingZeros64(m)))
-		}
+		hosts = append(hosts, topology.Pod{Host: c.h, GPUs: c.mask})
 	}
-	slices.Sort(gpus)
+	e.resPods = hosts
+	gpus := e.podGPUs(e.gpuList[:0], hosts)
 	e.gpuList = gpus
 	expiry := later(e.now, e.cfg.ReservationTimeout)
 	n := topology.Nomination{Job: topology.JobID(slot), Priority: j.spec.Priority, Ready: ready, Expiry: expiry, GPUs: gpus}
@@ -115,7 +113,10 @@ func (e *Engine) reserveDomain(j *job) topology.DomainID {
 }
 
 // hostCands lists what each usable host of d offers pods of g GPUs: free
-// GPUs now, the rest when its jobs end.
+// GPUs now, the rest when its jobs end. In a domain whose hosts are all
+// healthy with no failed GPU (its healthy GPUs are all its GPUs) and no
+// nominated GPU, every GPU is usable and no host's masks are read for it; a
+// host with no free GPU (State.HostFreeCounts) has no free mask to read.
 func (e *Engine) hostCands(j *job, d topology.DomainID, g int32) []resCand {
 	cands := e.cands[:0]
 	lo, hi := e.t.Hosts(d)
@@ -124,24 +125,40 @@ func (e *Engine) hostCands(j *job, d topology.DomainID, g int32) []resCand {
 	if !ends {
 		e.markEvicting(lo, hi)
 	}
+	glo, ghi := e.t.GPUs(d)
+	clean := e.s.HealthyGPUs(d) == int(ghi-glo) && (e.s.NumNominations() == 0 || !e.s.NominatedIn(d))
+	freeN := e.s.HostFreeCounts()
 	for h := lo; h < hi; h++ {
-		if e.s.HostHealth(h) != topology.Healthy || nonPre && e.sp.spare(h) || !e.modelOK(j, h) {
+		if nonPre && e.sp.spare(h) || !e.modelOK(j, h) {
 			continue
 		}
-		n := e.t.HostGPUCount(h)
-		usable := hostMask(n) &^ e.s.HostFailedMask(h) &^ e.s.HostNominatedMask(h)
-		if bits.OnesCount64(usable) < int(g) {
+		usable := hostMask(e.t.HostGPUCount(h))
+		if !clean {
+			if e.s.HostHealth(h) != topology.Healthy {
+				continue
+			}
+			usable &^= e.s.HostFailedMask(h) | e.s.HostNominatedMask(h)
+		}
+		u := int32(bits.OnesCount64(usable))
+		if u < g {
 			continue
 		}
-		free := e.s.HostFreeMask(h)
+		var free uint64
+		if freeN[h] != 0 {
+			free = e.s.HostFreeMask(h)
+		}
 		nowPods := int32(bits.OnesCount64(free)) / g
 		var taken uint64
 		if nowPods > 0 {
 			taken = lowBits(free, int(nowPods*g))
 			cands = append(cands, resCand{ready: e.now, h: h, pods: nowPods, mask: taken})
 		}
-		if rest := int32(bits.OnesCount64(usable))/g - nowPods; rest > 0 {
-			cands = append(cands, resCand{ready: e.laterReady(h, lo, ends), h: h, pods: rest, mask: lowBits(usable&^taken, int(rest*g))})
+		if rest := u/g - nowPods; rest > 0 {
+			mask := usable &^ taken
+			if rest*g < u-nowPods*g { // else all of them
+				mask = lowBits(mask, int(rest*g))
+			}
+			cands = append(cands, resCand{ready: e.laterReady(h, lo, ends), h: h, pods: rest, mask: mask})
 		}
 	}
 	e.cands = cands

@@ -85,13 +85,9 @@ func (p *Planner) creditKey(d topology.DomainID, lb Cost) (Cost, bool) {
 	for n := range x.pods {
 		x.pods[n] = int64(n) / g
 	}
-	lo, hi := p.t.Hosts(d)
 	plain := p.eligible == nil && p.anyModel
 	noms := p.s.NumNominations() != 0 && p.s.NominatedIn(d)
-	base := int64(0)
-	for h := lo; h < hi; h++ {
-		base += p.creditHost(h, g, plain, noms)
-	}
+	base := p.creditHosts(d, g, plain, noms)
 	p.creditLeaves++
 	need := p.sets[p.primary].pods - base
 	if need <= 0 {
@@ -222,8 +218,8 @@ func (p *Planner) creditHost(h topology.HostID, g int64, plain, noms bool) int64
 	if !s.HostHasPods(h) {
 		return pods[bits.OnesCount64(usable)]
 	}
-	hp := s.AppendHostPods(p.hpBuf[:0], h)
-	p.hpBuf = hp
+	hp := s.AppendHostJobGPUs(p.jgBuf[:0], h)
+	p.jgBuf = hp
 	var used, fixed uint64
 	for i := range hp {
 		used |= hp[i].GPUs

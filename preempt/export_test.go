@@ -182,3 +182,42 @@ func SoloKey(millis []uint64, lb Cost) Cost {
 // SoloBucket is the single-victim summary's bucket of a job of milli
 // milli-GPUs.
 func SoloBucket(milli int64) int { return soloBucket(milli) }
+
+// SetSoleRuns turns on or off (on by default) the credit bound's reading of
+// runs of sole-pod hosts at once (credit_whole.go); off, it reads every
+// host's pods.
+func SetSoleRuns(p *Planner, on bool) { p.noSoleRuns = !on }
+
+// CreditScans returns, for request r on s, what the credit bound reads in
+// every leaf domain, one line each: the pods the domain takes with no
+// victim (Σ⌊f/g⌋) and the candidates credited, in the order met (id,
+// credit, solo pods); nil if r does not take the credit bound.
+func CreditScans(p *Planner, s *topology.State, r *placement.Request) []string {
+	p.begin(s, r)
+	if !p.creditOK {
+		return nil
+	}
+	var out []string
+	lo, hi := s.Tree().LevelDomains(p.leafLevel)
+	for d := lo; d < hi; d++ {
+		x := &p.cred
+		x.jobs = x.jobs[:0]
+		p.nextCandEpoch()
+		g := p.sets[p.primary].gpus
+		for n := range x.pods {
+			x.pods[n] = int64(n) / g
+		}
+		plain := p.eligible == nil && p.anyModel
+		noms := p.s.NumNominations() != 0 && p.s.NominatedIn(d)
+		line := fmt.Sprintf("domain %d: base %d:", d, p.creditHosts(d, g, plain, noms))
+		for _, c := range x.jobs {
+			line += fmt.Sprintf(" (%d %d %d)", c.id, c.w, c.solo)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// SoleRuns counts the runs of sole-pod hosts the credit bound read at once
+// since the Planner was made.
+func SoleRuns(p *Planner) int { return p.soleRuns }

@@ -23,6 +23,11 @@ type Config struct {
 	// MaxTests bounds the placement calls made once an answer exists (the
 	// ones that check an answer are always made). Default 1024.
 	MaxTests int
+	// NoNomination leaves Result.Nomination and Result.Displaced empty
+	// (and so Result.Delta), for a caller that nominates the plan's GPUs
+	// itself, as the blink engine does: the plan's GPUs are not read once
+	// more for it (thousands for a gang of whole hosts).
+	NoNomination bool
 }
 
 func (c *Config) withDefaults() Config {
@@ -101,6 +106,7 @@ type Planner struct {
 	markEp    []uint32
 
 	hpBuf   []topology.HostPod
+	jgBuf   []topology.JobGPUs // creditHost's pods
 	idBuf   []topology.JobID
 	gone    []topology.JobID
 	podBuf  []topology.Pod
@@ -206,6 +212,11 @@ type Planner struct {
 	cred        creditScratch
 	creditForce int
 	singles     int
+	// noSoleRuns makes the credit bound read every host's pods, never a
+	// run of sole-pod hosts at once (credit_whole.go): set by tests that
+	// compare the two.
+	noSoleRuns bool
+	soleRuns   int // the runs it read at once (tests)
 
 	// unfolded models dead hosts like any other (modelhost.go): set by
 	// tests only, to compare folding with its absence.
@@ -366,7 +377,9 @@ func (p *Planner) answer(out *Result, ready, expiry int64) {
 	out.Exact = !out.Bound.Less(out.Cost)
 	out.Scope = p.bestDom
 	out.Tests, out.Scopes = p.tests, p.modelled
-	p.nominate(out, ready, expiry)
+	if !p.cfg.NoNomination {
+		p.nominate(out, ready, expiry)
+	}
 }
 
 // begin sets up the per-call state: the request's demand, models,

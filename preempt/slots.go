@@ -207,26 +207,27 @@ func (s *slotScan) next(floor int32, least *[slotBuckets]int64) (pods int32, mil
 	npods, millis := s.npods[:len(prios)], s.millis[:len(prios)]
 	below, per, w, b := s.below, s.per, s.w, s.bits
 	for {
-		for b == 0 {
-			if w++; w >= len(words) {
-				s.w, s.bits = w, 0
-				return 0, 0, false
+		base := uint(w) << 6 // a word's bits in a loop of their own: fewer values live in it
+		for b != 0 {
+			j := base | uint(bits.TrailingZeros64(b))
+			b &= b - 1
+			if j >= uint(len(prios)) || prios[j] >= below {
+				continue
 			}
-			b = words[w]
+			pods, milli = npods[j], int64(millis[j])
+			if k := slotBucket(per * int64(pods)); uint64(milli) < uint64(least[k]) {
+				least[k] = milli
+			}
+			if pods >= floor {
+				s.w, s.bits = w, b
+				return pods, milli, true
+			}
 		}
-		j := uint(w<<6 | bits.TrailingZeros64(b))
-		b &= b - 1
-		if j >= uint(len(prios)) || prios[j] >= below {
-			continue
+		if w++; w >= len(words) {
+			s.w, s.bits = w, 0
+			return 0, 0, false
 		}
-		pods, milli = npods[j], int64(millis[j])
-		if k := slotBucket(per * int64(pods)); uint64(milli) < uint64(least[k]) {
-			least[k] = milli
-		}
-		if pods >= floor {
-			s.w, s.bits = w, b
-			return pods, milli, true
-		}
+		b = words[w]
 	}
 }
 

@@ -272,6 +272,7 @@ func oracleCompareHosts(s *State, m *oracleModel, v *oracleView) error {
 	t := s.Tree()
 	var pods []HostPod
 	var jobs []JobID
+	var jg []JobGPUs
 	idleW := s.IdleHostWords()
 	for hi := range t.NumHosts() {
 		h := HostID(hi)
@@ -313,6 +314,18 @@ func oracleCompareHosts(s *State, m *oracleModel, v *oracleView) error {
 		pods = s.AppendHostPods(pods[:0], h)
 		if !slices.Equal(pods, v.hostPods[h]) {
 			return fmt.Errorf("AppendHostPods(%d) = %+v, oracle %+v", h, pods, v.hostPods[h])
+		}
+		jg = s.AppendHostJobGPUs(jg[:0], h)
+		if len(jg) != len(pods) {
+			return fmt.Errorf("AppendHostJobGPUs(%d) = %+v, oracle %+v", h, jg, pods)
+		}
+		for i := range jg {
+			if jg[i].Job != pods[i].Job || jg[i].GPUs != pods[i].GPUs {
+				return fmt.Errorf("AppendHostJobGPUs(%d) = %+v, oracle %+v", h, jg, pods)
+			}
+		}
+		if err := checkSolePodRun(s, v, h); err != nil {
+			return err
 		}
 		jobs = s.AppendHostJobs(jobs[:0], h)
 		if !slices.Equal(jobs, v.hostJobs[h]) {
@@ -535,6 +548,27 @@ func oracleCompareJobsPods(s *State, m *oracleModel) error {
 	}
 	if at != len(pods) || pods[0].Host != -7 {
 		return fmt.Errorf("AppendJobsPods: %d pods, want %d after the first", len(pods), at)
+	}
+	return nil
+}
+
+// checkSolePodRun checks SolePodRun from host h (to the last host, and to
+// the next one) against the oracle's pods per host.
+func checkSolePodRun(s *State, v *oracleView, h HostID) error {
+	H := HostID(s.Tree().NumHosts())
+	for _, hi := range []HostID{H, min(h+1, H)} {
+		want := h
+		if pods := v.hostPods[h]; len(pods) == 1 {
+			for want = h + 1; want < hi; want++ {
+				if q := v.hostPods[want]; len(q) != 1 || q[0].Job != pods[0].Job || q[0].GPUs != pods[0].GPUs {
+					break
+				}
+			}
+		}
+		j, gpus, end := s.SolePodRun(h, hi)
+		if end != want || end > h && (j != v.hostPods[h][0].Job || gpus != v.hostPods[h][0].GPUs) {
+			return fmt.Errorf("SolePodRun(%d, %d) = %d, %#x, %d, oracle end %d, pods %+v", h, hi, j, gpus, end, want, v.hostPods[h])
+		}
 	}
 	return nil
 }
