@@ -1,10 +1,9 @@
 package blink
 
 import (
-	"reflect"
-	"slices"
 	"testing"
 
+	"github.com/blinksched/blink/internal/testkit"
 	"github.com/blinksched/blink/placement"
 )
 
@@ -13,16 +12,6 @@ import (
 // field added to Request must be written there too (or a stale value from
 // the last job would leak into the next), and then listed here.
 func TestRequestFields(t *testing.T) {
-	written := []string{"Job", "Priority", "Preemptible", "HasEnd", "End", "Sets", "Required", "Preferred",
-		"Exclusive", "Models", "Eligible", "Restriction", "Policy"}
-	var got []string
-	rt := reflect.TypeOf(placement.Request{})
-	for i := range rt.NumField() {
-		got = append(got, rt.Field(i).Name)
-	}
-	slices.Sort(got)
-	slices.Sort(written)
-	if !slices.Equal(got, written) {
-		t.Fatalf("placement.Request has fields %v; Engine.request writes %v: update it", got, written)
-	}
+	testkit.RequireFields(t, placement.Request{}, "Engine.request", "Job", "Priority", "Preemptible", "HasEnd", "End",
+		"Sets", "Required", "Preferred", "Exclusive", "Models", "Eligible", "Restriction", "Policy")
 }

@@ -2,8 +2,6 @@ package placement
 
 import (
 	"math/rand/v2"
-	"reflect"
-	"slices"
 	"testing"
 
 	"github.com/blinksched/blink/internal/testkit"
@@ -104,15 +102,6 @@ func (r *Request) isPlainKind() bool {
 // field by field: a field added to topology.Job must be written there too (or
 // the last request's value would stay), and then listed here.
 func TestJobInfoFields(t *testing.T) {
-	written := []string{"Priority", "Preemptible", "Movable", "Exclusive", "HasEnd", "End", "Required", "Preferred", "Sets"}
-	var got []string
-	rt := reflect.TypeOf(topology.Job{})
-	for i := range rt.NumField() {
-		got = append(got, rt.Field(i).Name)
-	}
-	slices.Sort(got)
-	slices.Sort(written)
-	if !slices.Equal(got, written) {
-		t.Fatalf("topology.Job has fields %v; setJobInfo writes %v: update it", got, written)
-	}
+	testkit.RequireFields(t, topology.Job{}, "setJobInfo", "Priority", "Preemptible", "Movable", "Exclusive",
+		"HasEnd", "End", "Required", "Preferred", "Sets")
 }
