@@ -98,7 +98,7 @@ func (s *State) checkHosts() error {
 		}
 		prevJob, prevRank := JobID(-1), int32(-1)
 		owners := 0
-		for p := s.hostPods[h]; p >= 0; p = s.pods[p].next {
+		for p, last := s.hostRing(h); p >= 0; p = s.hostAfter(p, last) {
 			r := &s.pods[p]
 			if seen++; seen > int(s.nPods) || r.Host != h {
 				return fmt.Errorf("check: host %s: pod list broken", s.t.HostName(h))

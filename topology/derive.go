@@ -66,7 +66,7 @@ func (s *State) derivePre(a *agg, h HostID) {
 		}
 		return
 	}
-	for p := s.hostPods[h]; p >= 0; p = s.pods[p].next {
+	for p, last := s.hostRing(h); p >= 0; p = s.hostAfter(p, last) {
 		if j := &s.jobs[s.pods[p].job]; j.info.Preemptible {
 			add(j.info.Priority, int32(s.pods[p].NumGPUs()))
 		}

@@ -9,13 +9,13 @@ package topology
 func (s *State) SolePodRun(h, hi HostID) (job JobID, gpus uint64, end HostID) {
 	heads, pods := s.hostPods, s.pods
 	p := heads[h]
-	if p < 0 || pods[p].next >= 0 {
+	if p < 0 || pods[p].next != p { // none, or several (a ring of one is its own next)
 		return -1, 0, h
 	}
 	job, gpus = pods[p].job, pods[p].GPUs
 	for end = h + 1; end < hi; end++ {
 		q := heads[end]
-		if q < 0 || pods[q].next >= 0 || pods[q].job != job || pods[q].GPUs != gpus {
+		if q < 0 || pods[q].next != q || pods[q].job != job || pods[q].GPUs != gpus {
 			break
 		}
 	}
@@ -32,7 +32,7 @@ type JobGPUs struct {
 // as their jobs and GPUs: AppendHostPods for a reader of GPUs only, without
 // copying the rest of each pod. O(pods on h).
 func (s *State) AppendHostJobGPUs(dst []JobGPUs, h HostID) []JobGPUs {
-	for p := s.hostPods[h]; p >= 0; p = s.pods[p].next {
+	for p, last := s.hostRing(h); p >= 0; p = s.hostAfter(p, last) {
 		dst = append(dst, JobGPUs{Job: s.pods[p].job, GPUs: s.pods[p].GPUs})
 	}
 	return dst

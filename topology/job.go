@@ -82,7 +82,7 @@ type podRec struct {
 	Pod
 	job   JobID
 	rank  int32
-	next  int32 // next pod on the same host, ordered by (job, rank)
+	next  int32 // next pod on the same host, ordered by (job, rank); the last's is the first (pods.go)
 	jnext int32 // next pod of the same job; next free slot when free
 }
 

@@ -198,7 +198,7 @@ func (s *State) checkPod(id JobID, info *Job, p *Pod) error {
 	case f&flagExclusive != 0 && s.pods[s.hostPods[h]].job != id:
 		return fmt.Errorf("%w: host %s is held exclusively by job %d", ErrStale, t.HostName(h), s.pods[s.hostPods[h]].job)
 	case info.Exclusive && f&flagExclusive == 0 && s.hostPods[h] >= 0:
-		return fmt.Errorf("%w: exclusive job, host %s holds job %d", ErrStale, t.HostName(h), s.pods[s.hostPods[h]].job)
+		return fmt.Errorf("%w: exclusive job, host %s holds job %d", ErrStale, t.HostName(h), s.pods[s.hostHead(h)].job)
 	case p.CPUMilli > s.hostCPU[h]:
 		return fmt.Errorf("%w: host %s has %d milli-CPU free, pod needs %d", ErrStale, t.HostName(h), s.hostCPU[h], p.CPUMilli)
 	case p.MemoryMiB > s.hostMem[h]:

@@ -86,32 +86,76 @@ func (s *State) takeMilli(lo, n int, m uint64, v int32) {
 	s.setBits(s.partial, lo, n, partial)
 }
 
-// linkOnHost inserts slot into host h's pod list, ordered by (job, rank), by
-// writing its predecessor's link (or the list head); it returns the slot's
-// successor.
+// A host's pods form a ring ordered by (job, rank): s.hostPods[h] is the
+// last, whose next is the first (a lone pod is its own next). A pod of a
+// job above every other on the host, the commonest insertion (an engine's
+// new jobs have new, higher ids), then goes after the last at once, with
+// one pod record read (the one PrefetchHost asks for) instead of a walk
+// through the host's pods, each a dependent cache miss.
+
+// hostRing returns the first and the last pod of host h's pods, -1 when it
+// has none: iterate with for p, last := s.hostRing(h); p >= 0; p =
+// s.hostAfter(p, last).
+func (s *State) hostRing(h HostID) (first, last int32) {
+	if last = s.hostPods[h]; last < 0 {
+		return -1, -1
+	}
+	return s.pods[last].next, last
+}
+
+// hostAfter returns the pod after p on its host, whose last pod is last,
+// or -1 after the last.
+func (s *State) hostAfter(p, last int32) int32 {
+	if p == last {
+		return -1
+	}
+	return s.pods[p].next
+}
+
+// hostHead returns host h's first pod, or -1.
+func (s *State) hostHead(h HostID) int32 {
+	first, _ := s.hostRing(h)
+	return first
+}
+
+// linkOnHost inserts slot into host h's ring, ordered by (job, rank), by
+// writing its predecessor's link (and the ring's last when it comes after
+// every pod there); it returns the slot's successor (itself on an empty
+// host).
 func (s *State) linkOnHost(h HostID, slot int32, id JobID, rank int32) int32 {
-	prev, q := int32(-1), s.hostPods[h]
-	for q >= 0 && (s.pods[q].job < id || s.pods[q].job == id && s.pods[q].rank < rank) {
+	last := s.hostPods[h]
+	if last < 0 {
+		s.w32(&s.hostPods[h], slot)
+		return slot
+	}
+	if r := &s.pods[last]; r.job < id || r.job == id && r.rank < rank { // after every pod
+		first := r.next
+		s.podW(last).next = slot
+		s.w32(&s.hostPods[h], slot)
+		return first
+	}
+	prev, q := last, s.pods[last].next // some pod comes after slot: the walk stops there
+	for s.pods[q].job < id || s.pods[q].job == id && s.pods[q].rank < rank {
 		prev, q = q, s.pods[q].next
 	}
-	if prev < 0 {
-		s.w32(&s.hostPods[h], slot)
-	} else {
-		s.podW(prev).next = slot
-	}
+	s.podW(prev).next = slot
 	return q
 }
 
-// unlinkFromHost removes slot from its host's pod list.
+// unlinkFromHost removes slot from its host's ring.
 func (s *State) unlinkFromHost(h HostID, slot int32) {
-	prev, q := int32(-1), s.hostPods[h]
+	last := s.hostPods[h]
+	prev, q := last, s.pods[last].next
 	for q != slot {
 		prev, q = q, s.pods[q].next
 	}
-	if prev < 0 {
-		s.w32(&s.hostPods[h], s.pods[slot].next)
-	} else {
-		s.podW(prev).next = s.pods[slot].next
+	if prev == slot { // the host's only pod
+		s.w32(&s.hostPods[h], -1)
+		return
+	}
+	s.podW(prev).next = s.pods[slot].next
+	if slot == last {
+		s.w32(&s.hostPods[h], prev)
 	}
 }
 

@@ -305,7 +305,7 @@ type HostPod struct {
 
 // AppendHostPods appends host h's pods ordered by (job, rank) to dst.
 func (s *State) AppendHostPods(dst []HostPod, h HostID) []HostPod {
-	for p := s.hostPods[h]; p >= 0; p = s.pods[p].next {
+	for p, last := s.hostRing(h); p >= 0; p = s.hostAfter(p, last) {
 		r := &s.pods[p]
 		dst = append(dst, HostPod{Job: r.job, Rank: r.rank, Pod: r.Pod})
 	}
@@ -315,11 +315,11 @@ func (s *State) AppendHostPods(dst []HostPod, h HostID) []HostPod {
 // AppendHostJobs appends the distinct jobs with pods on host h, ascending, to
 // dst.
 func (s *State) AppendHostJobs(dst []JobID, h HostID) []JobID {
-	last := JobID(-1)
-	for p := s.hostPods[h]; p >= 0; p = s.pods[p].next {
-		if j := s.pods[p].job; j != last {
+	prev := JobID(-1)
+	for p, last := s.hostRing(h); p >= 0; p = s.hostAfter(p, last) {
+		if j := s.pods[p].job; j != prev {
 			dst = append(dst, j)
-			last = j
+			prev = j
 		}
 	}
 	return dst
@@ -330,11 +330,11 @@ func (s *State) AppendHostJobs(dst []JobID, h HostID) []JobID {
 func (s *State) GPUHolders(dst []JobID, g GPUID) []JobID {
 	h := s.t.GPUHost(g)
 	bit := uint64(1) << uint(int(g)-int(s.t.hostGPU[h]))
-	last := JobID(-1)
-	for p := s.hostPods[h]; p >= 0; p = s.pods[p].next {
-		if r := &s.pods[p]; r.GPUs&bit != 0 && r.job != last {
+	prev := JobID(-1)
+	for p, last := s.hostRing(h); p >= 0; p = s.hostAfter(p, last) {
+		if r := &s.pods[p]; r.GPUs&bit != 0 && r.job != prev {
 			dst = append(dst, r.job)
-			last = r.job
+			prev = r.job
 		}
 	}
 	return dst
@@ -383,7 +383,8 @@ func (s *State) PrefetchJob(id JobID) {
 }
 
 // PrefetchHost hints that a pod will soon be placed on host h: the caches
-// are asked for the first pod on the host, which linking the new pod reads.
+// are asked for the last pod on the host (the head of its ring, pods.go),
+// which linking the new pod reads.
 // Any h is accepted.
 func (s *State) PrefetchHost(h HostID) {
 	if h < 0 || int(h) >= len(s.hostPods) {

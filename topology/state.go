@@ -40,7 +40,7 @@ type State struct {
 	hostCPU   []int32 // free milli-cores
 	hostMem   []int32 // free MiB
 	hostGen   []uint32
-	hostPods  []int32 // first pod on the host, ordered by (job, rank); -1 none
+	hostPods  []int32 // last pod of the host's ring, ordered by (job, rank) (pods.go); -1 none
 
 	agg     // derived
 	jobView // derived: the compact job view (jobs_compact.go)

@@ -27,7 +27,7 @@ func (s *State) takesWhole(h HostID, n int, p *Pod) bool {
 // putWhole is putAt for pod p that takes every GPU of a clean idle host
 // (takesWhole) in a journal-free Delta: the host has no GPU in use and no
 // pod to link the new one among, so its GPUs' bits are cleared and the pod
-// heads the host's list. Unjournaled writes.
+// is the host's ring of one. Unjournaled writes.
 func (s *State) putWhole(slot int32, id JobID, info *Job, rank int32, p *Pod, jnext int32, lo, n int) {
 	h := p.Host
 	andNotBits(s.unused, lo, n, hostMask(n))
@@ -43,7 +43,7 @@ func (s *State) putWhole(slot int32, id JobID, info *Job, rank int32, p *Pod, jn
 	}
 	s.hostPods[h] = slot
 	r := &s.pods[slot]
-	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, rank, -1, jnext
+	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, rank, slot, jnext // a ring of one
 	s.commitWhole(h)
 }
 

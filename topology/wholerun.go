@@ -123,7 +123,7 @@ func (s *State) placeSpan(id JobID, info *Job, pods []Pod, sp *hostSpan, slot in
 	for j := range ps { // the host slices are ps's length: no bounds checks
 		r := &s.pods[slot]
 		last, slot = slot, r.jnext
-		r.Pod, r.job, r.rank, r.next = ps[j], id, sp.pod+int32(j), -1
+		r.Pod, r.job, r.rank, r.next = ps[j], id, sp.pod+int32(j), last // a ring of one
 		first[j] = last
 		gen[j]++
 		free[j] = 0
