@@ -1,9 +1,6 @@
 package topology
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // Apply applies the Delta's operations in order, atomically: if a guard or any
 // operation's precondition fails, Apply returns an error wrapping ErrInvalid or
@@ -204,10 +201,7 @@ func (s *State) reserve(d *Delta) (int, error) {
 // the pod table to hold pods more pods.
 func (s *State) growFor(maxJob JobID, pods int) {
 	if n := int(maxJob) + 1 - len(s.jobs); n > 0 {
-		s.jobs = slices.Grow(s.jobs, n)
-		for range n {
-			s.jobs = append(s.jobs, s.newJobRec())
-		}
+		s.appendJobRecs(n)
 	}
 	if len(s.jobPrio) < len(s.jobs) {
 		s.growJobView()

@@ -21,18 +21,31 @@ func (s *State) Grow(pods, jobs int) {
 	}
 }
 
-// setChunk is how many job records' set storage newJobRec allocates at once.
+// setChunk is how many job records' set storage appendJobRecs allocates at
+// once.
 const setChunk = 1024
 
-// newJobRec returns the record of an absent job id, with storage for one
-// pod set carved from s.setRoom: adding a job of one pod set to a new id
-// then allocates nothing, journaled or not (ownSets). The storage stays the
-// record's for the State's life, as the record does.
-func (s *State) newJobRec() jobRec {
-	if len(s.setRoom) == cap(s.setRoom) {
-		s.setRoom = make([]PodSet, 0, setChunk)
+// appendJobRecs appends n records of absent job ids, each with storage for
+// one pod set carved from s.setRoom: adding a job of one pod set to a new
+// id then allocates nothing, journaled or not (ownSets). The storage stays
+// the record's for the State's life, as the record does. The records are
+// written in place, the set storage carved a run at a time: an Engine's
+// first cycle appends thousands, one new id after another.
+func (s *State) appendJobRecs(n int) {
+	jobs := slices.Grow(s.jobs, n)
+	for i, hi := len(jobs), len(jobs)+n; i < hi; {
+		if len(s.setRoom) == cap(s.setRoom) {
+			s.setRoom = make([]PodSet, 0, setChunk)
+		}
+		lo := len(s.setRoom)
+		k := min(hi-i, cap(s.setRoom)-lo)
+		room := s.setRoom[lo : lo+k]
+		s.setRoom = s.setRoom[:lo+k]
+		jobs = jobs[:i+k]
+		for j := range room {
+			jobs[i+j] = jobRec{first: -1, last: -1, nom: -1, info: Job{Sets: room[j : j : j+1]}}
+		}
+		i += k
 	}
-	n := len(s.setRoom)
-	s.setRoom = s.setRoom[:n+1]
-	return jobRec{first: -1, last: -1, nom: -1, info: Job{Sets: s.setRoom[n : n : n+1]}}
+	s.jobs = jobs
 }

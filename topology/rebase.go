@@ -19,8 +19,8 @@ func (s *State) Rebase(nt *Tree) (n *State, lost []JobID) {
 		}
 		hostMap[h] = nh
 	}
-	for len(n.jobs) < len(s.jobs) {
-		n.jobs = append(n.jobs, n.newJobRec())
+	if k := len(s.jobs) - len(n.jobs); k > 0 {
+		n.appendJobRecs(k)
 	}
 	var pods []Pod
 	for j := range s.jobs {

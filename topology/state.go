@@ -51,7 +51,7 @@ type State struct {
 	nPods   int32 // live pods
 	noms    []nomRec
 	nJobs   int32    // live jobs
-	setRoom []PodSet // spare storage for new job records' sets (newJobRec)
+	setRoom []PodSet // spare storage for new job records' sets (appendJobRecs)
 
 	jr           journal
 	replaceSlots []int32    // scratch of replacePods

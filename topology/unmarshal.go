@@ -100,8 +100,8 @@ func decodeSnapshot(t *Tree, data []byte) (*State, error) {
 	if int(bound) < len(s.jobs) {
 		return nil, corrupt("job id bound %d below the jobs present", bound)
 	}
-	for JobID(len(s.jobs)) < JobID(bound) {
-		s.jobs = append(s.jobs, s.newJobRec())
+	if n := int(bound) - len(s.jobs); n > 0 {
+		s.appendJobRecs(n)
 	}
 	return s, nil
 }
