@@ -148,9 +148,6 @@ func (s *State) putFree(slot int32, id JobID, info *Job, p *Pod) {
 	if p.CPUMilli|p.MemoryMiB != 0 {
 		s.takeCPUMem(h, -p.CPUMilli, -p.MemoryMiB)
 	}
-	if info.Preemptible {
-		s.addPre(h, info.Priority, k)
-	}
 	next := s.linkOnHost(h, slot, id, 0)
 	r := &s.pods[slot]
 	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, 0, next, -1
@@ -158,7 +155,11 @@ func (s *State) putFree(slot int32, id JobID, info *Job, p *Pod) {
 	andNotBits(s.freeW, lo, n, p.GPUs)
 	b := int32(s.hostFree[h])
 	s.hostFree[h] = uint8(b - k)
-	s.propagateFree(h, b, b-k)
+	if info.Preemptible { // addPre's walk and propagateFree's in one
+		s.propagateFreePre(h, b, b-k, prioBucket(info.Priority), k)
+	} else {
+		s.propagateFree(h, b, b-k)
+	}
 	if w, bit := &s.idleHostW[h>>6], uint64(1)<<(uint(h)&63); *w&bit != 0 { // it holds a pod now
 		*w &^= bit
 		s.propagateIdle(h, -1)

@@ -175,6 +175,26 @@ func (s *State) propagateFree(h HostID, bFree, aFree int32) {
 	}
 }
 
+// propagateFreePre is propagateFree and addPre (unjournaled) in one walk
+// up from host h: its free GPUs went from bFree to aFree, and a
+// preemptible job of priority bucket pb took k of them (putFree).
+func (s *State) propagateFreePre(h HostID, bFree, aFree int32, pb int, k int32) {
+	t := s.t
+	m, nm, nb := int32(t.hostModel[h]), int32(s.nm), int32(s.nb)
+	s.touch(h)
+	if nm > 1 {
+		s.propagateModel(h, m, aFree-bFree)
+	}
+	parent, free, hist, pre := t.domParent, s.domFree, s.domHist, s.domPre
+	dFree, row, ib, ia := aFree-bFree, nm*nb, m*nb+bFree, m*nb+aFree
+	for d := t.hostParent[h]; d >= 0; d = parent[d] {
+		free[d] += dFree
+		hist[d*row+ib]--
+		hist[d*row+ia]++
+		pre[int(d)*prioBuckets+pb] += k
+	}
+}
+
 // propagateModel adds dFree to the free GPUs of model m of every domain
 // above host h (a tree of several models).
 func (s *State) propagateModel(h HostID, m, dFree int32) {
