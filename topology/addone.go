@@ -15,7 +15,9 @@ import (
 // operations, pods and pod sets, reading the job's attributes and its pod
 // once. A pod that plainly fits (whole GPUs free in the free-mask, or a
 // share of a usable GPU with that much free) passes checkPod at once
-// (freeFor). TestAddOneOracle compares it with the general path.
+// (freeFor), and is placed by putFree or putFrac, which write what putAt's
+// commits would, walking up the tree once. TestAddOneOracle compares it
+// with the general path.
 
 // addOne applies op, an AddJob of one pod, as the one operation of a Delta
 // whose guards held: like Apply, it changes nothing if it fails.
@@ -123,9 +125,12 @@ func (s *State) putOne(id JobID, info *Job, p *Pod, free bool) {
 	j.live = true
 	slot := s.podFree
 	s.podFree = s.pods[slot].jnext
-	if free && p.Milli == 0 && !s.takesWhole(p.Host, s.t.HostGPUCount(p.Host), p) {
+	switch {
+	case free && p.Milli > 0:
+		s.putFrac(slot, id, &j.info, p)
+	case free && !s.takesWhole(p.Host, s.t.HostGPUCount(p.Host), p):
 		s.putFree(slot, id, &j.info, p)
-	} else {
+	default:
 		s.putAt(slot, id, &j.info, 0, p, -1)
 	}
 	j.first, j.last, j.n = slot, slot, 1
@@ -160,6 +165,50 @@ func (s *State) putFree(slot int32, id JobID, info *Job, p *Pod) {
 	} else {
 		s.propagateFree(h, b, b-k)
 	}
+	if w, bit := &s.idleHostW[h>>6], uint64(1)<<(uint(h)&63); *w&bit != 0 { // it holds a pod now
+		*w &^= bit
+		s.propagateIdle(h, -1)
+	}
+}
+
+// putFrac is putAt, journal-free, for pod p of job id, a share of one GPU
+// that freeFor found usable (neither failed nor nominated, with that much
+// free milli, on a healthy host no job holds exclusively), the only pod of
+// a job that is not exclusive: its host is plain, so commitMilli's writes
+// follow from the GPU's free milli before and after, and the walks up the
+// tree of commitMilli, commitMask and addPre are one (propagateFrac).
+func (s *State) putFrac(slot int32, id JobID, info *Job, p *Pod) {
+	t, h := s.t, p.Host
+	lo := int(t.hostGPU[h])
+	n := int(t.hostGPU[h+1]) - lo
+	g := lo + bits.TrailingZeros64(p.GPUs)
+	before := int32(s.gpuMilli(g)) // FullGPU (unused) or partly used: freeFor
+	after := before - p.Milli
+	s.takeMilli(lo, n, p.GPUs, after)
+	if p.CPUMilli|p.MemoryMiB != 0 {
+		s.takeCPUMem(h, -p.CPUMilli, -p.MemoryMiB)
+	}
+	next := s.linkOnHost(h, slot, id, 0)
+	r := &s.pods[slot]
+	r.Pod, r.job, r.rank, r.next, r.jnext = *p, id, 0, next, -1
+	s.hostGen[h]++
+	shared, part, bFree, kb, ka, pb := int32(s.hostShared[h]), s.hostPart[h], int32(-1), -1, -1, -1
+	if before < FullGPU {
+		shared, part, kb = shared-before, part-partBit(before), int(before/PartialBucketMilli)
+	} else { // unused and available: it leaves the free mask
+		andNotBits(s.freeW, lo, n, p.GPUs)
+		bFree = int32(s.hostFree[h])
+		s.hostFree[h] = uint8(bFree - 1)
+	}
+	if after > 0 {
+		shared, part, ka = shared+after, part+partBit(after), int(after/PartialBucketMilli)
+	}
+	dShared := int64(shared - int32(s.hostShared[h]))
+	s.hostShared[h], s.hostPart[h] = uint16(shared), part
+	if info.Preemptible {
+		pb = prioBucket(info.Priority)
+	}
+	s.propagateFrac(h, bFree, dShared, kb, ka, pb)
 	if w, bit := &s.idleHostW[h>>6], uint64(1)<<(uint(h)&63); *w&bit != 0 { // it holds a pod now
 		*w &^= bit
 		s.propagateIdle(h, -1)

@@ -195,6 +195,39 @@ func (s *State) propagateFreePre(h HostID, bFree, aFree int32, pb int, k int32) 
 	}
 }
 
+// propagateFrac is putFrac's walk up from host h: propagateMilli's (shared
+// milli by dShared, a partly used GPU leaving bucket kb and joining bucket
+// ka, -1 for none), propagateFree's when the pod's GPU left the free mask
+// (bFree ≥ 0, the host's free GPUs before) and addPre's of one GPU of
+// priority bucket pb (≥ 0: the job is preemptible), in one. It touches h.
+func (s *State) propagateFrac(h HostID, bFree int32, dShared int64, kb, ka, pb int) {
+	t := s.t
+	m, nm, nb := int32(t.hostModel[h]), int32(s.nm), int32(s.nb)
+	s.touch(h)
+	if bFree >= 0 && nm > 1 {
+		s.propagateModel(h, m, -1)
+	}
+	parent, free, hist, shared, part, pre := t.domParent, s.domFree, s.domHist, s.domShared, s.domPart, s.domPre
+	row, ib := nm*nb, m*nb+bFree
+	for d := t.hostParent[h]; d >= 0; d = parent[d] {
+		if bFree >= 0 {
+			free[d]--
+			hist[d*row+ib]--
+			hist[d*row+ib-1]++
+		}
+		shared[d] += dShared
+		if kb >= 0 {
+			part[int(d)*PartialBuckets+kb]--
+		}
+		if ka >= 0 {
+			part[int(d)*PartialBuckets+ka]++
+		}
+		if pb >= 0 {
+			pre[int(d)*prioBuckets+pb]++
+		}
+	}
+}
+
 // propagateModel adds dFree to the free GPUs of model m of every domain
 // above host h (a tree of several models).
 func (s *State) propagateModel(h HostID, m, dFree int32) {
