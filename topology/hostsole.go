@@ -32,8 +32,15 @@ type JobGPUs struct {
 // as their jobs and GPUs: AppendHostPods for a reader of GPUs only, without
 // copying the rest of each pod. O(pods on h).
 func (s *State) AppendHostJobGPUs(dst []JobGPUs, h HostID) []JobGPUs {
-	for p, last := s.hostRing(h); p >= 0; p = s.hostAfter(p, last) {
-		dst = append(dst, JobGPUs{Job: s.pods[p].job, GPUs: s.pods[p].GPUs})
+	last := s.hostPods[h]
+	if last < 0 {
+		return dst
 	}
-	return dst
+	for p := s.pods[last].next; ; p = s.pods[p].next { // the ring from its first pod, as AppendHostPods
+		r := &s.pods[p]
+		dst = append(dst, JobGPUs{Job: r.job, GPUs: r.GPUs})
+		if p == last {
+			return dst
+		}
+	}
 }

@@ -305,24 +305,36 @@ type HostPod struct {
 
 // AppendHostPods appends host h's pods ordered by (job, rank) to dst.
 func (s *State) AppendHostPods(dst []HostPod, h HostID) []HostPod {
-	for p, last := s.hostRing(h); p >= 0; p = s.hostAfter(p, last) {
+	last := s.hostPods[h]
+	if last < 0 {
+		return dst
+	}
+	for p := s.pods[last].next; ; p = s.pods[p].next { // the ring from its first pod: a hot reader's loop
 		r := &s.pods[p]
 		dst = append(dst, HostPod{Job: r.job, Rank: r.rank, Pod: r.Pod})
+		if p == last {
+			return dst
+		}
 	}
-	return dst
 }
 
 // AppendHostJobs appends the distinct jobs with pods on host h, ascending, to
 // dst.
 func (s *State) AppendHostJobs(dst []JobID, h HostID) []JobID {
+	last := s.hostPods[h]
+	if last < 0 {
+		return dst
+	}
 	prev := JobID(-1)
-	for p, last := s.hostRing(h); p >= 0; p = s.hostAfter(p, last) {
+	for p := s.pods[last].next; ; p = s.pods[p].next { // as AppendHostPods
 		if j := s.pods[p].job; j != prev {
 			dst = append(dst, j)
 			prev = j
 		}
+		if p == last {
+			return dst
+		}
 	}
-	return dst
 }
 
 // GPUHolders appends the jobs using GPU g (several when fractional pods share
