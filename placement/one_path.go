@@ -14,6 +14,12 @@ import "github.com/blinksched/blink/topology"
 // Every untouched sibling's key is above the stored key of the path's node,
 // and the stored key is at least the node's own, so a stored key may stay
 // behind while keys only fall.
+// The path keeps only the chosen child of each level: when that child
+// empties, the next choice is scanned for. Runner-ups kept by the scans
+// would save a rescan only where no sibling was touched since, and mostly
+// the first time the chosen child empties after a scan; tracking the
+// second best in the domain scans alone cost the first cycle 0.7M
+// instructions, more than all the domain rescans it could save.
 // Used only where bestChild's choice is the smallest key read from the
 // aggregates (pathOK): whole GPUs with exact capacities, or plain fractions
 // by the scans' own bounds. Tests compare it with descending every time
@@ -34,7 +40,11 @@ type onePath struct {
 // through before it descends afresh instead: each costs about as much as a
 // level's scan. BenchmarkCycle's first cycle (cycleprobe -cycle under
 // callgrind) took 95.3M instructions at 4, 93.6M at 8, 92.8M at 16, 93.1M
-// at 32, 93.8M at 64 and 94.1M at 128.
+// at 32, 93.8M at 64 and 94.1M at 128; with the keys read bottom-up
+// (pathEmptied), 53.8M at 12, 53.6M at 16 and 20, 53.9M at 24 and 54.0M at
+// 32. Past it, choosing the root's child afresh and looking only through
+// the touches inside it when it is the path's saved 0.9M in scans but cost
+// as much to sort out those touches.
 const pathTouches = 16
 
 // pathOK reports whether placeOne's descent for the current set may use
