@@ -71,7 +71,13 @@ func (v *Solver) descendOne() (_ int32, known, ok bool) {
 		v.known = knownCap{level: v.hl, idx: -1} // as bestChild's host scan leaves it
 	}
 	for ; l != v.hl; l++ { // a domain's children are one level down (hosts below the last named level)
-		c, ok := v.bestChild(topology.DomainID(i), l+1, 1)
+		var c int32
+		var ok bool
+		if p != nil {
+			c, ok = v.pathChild(topology.DomainID(i), l+1)
+		} else {
+			c, ok = v.bestChild(topology.DomainID(i), l+1, 1)
+		}
 		if !ok {
 			if p != nil {
 				p.valid = false
@@ -91,4 +97,27 @@ func (v *Solver) descendOne() (_ int32, known, ok bool) {
 		return i, p.key[v.hl] != noKey, true
 	}
 	return i, false, true
+}
+
+// pathChild is bestChild for one pod in a descent that keeps a path: the
+// scan bestChild picks when pathOK holds (BestFit, every model, no
+// nominated or released GPUs and no profile in play, whole GPUs with exact
+// capacities or a plain fraction) and placeOne's own terms do (no slices),
+// without testing all that again at every level.
+func (v *Solver) pathChild(d topology.DomainID, cl topology.Level) (int32, bool) {
+	v.known = knownCap{level: cl, idx: -1}
+	v.ckeyOK = false
+	lo, hi := v.childRange(d, cl)
+	wide := d == 0 && hi-lo > wideFanout
+	switch {
+	case v.set.Milli == 0 && cl == v.hl:
+		return v.bestHostExact(lo, hi, 1)
+	case cl == v.hl:
+		return v.bestHostFrac(lo, hi, 1)
+	case wide:
+		return v.wideBest(1)
+	case v.set.Milli == 0:
+		return v.bestDomainExact(lo, hi, 1)
+	}
+	return v.bestDomainFrac(lo, hi, 1)
 }

@@ -11,6 +11,15 @@ import "github.com/blinksched/blink/topology"
 // descent's answer as long as no node on it got a worse key (a pod placed
 // on the path only makes its keys smaller) and no touched sibling of a node
 // now beats it; where one does, the descent starts again from that level.
+// Every untouched sibling's key is above the stored key of the path's node,
+// and the stored key is at least the node's own, so a stored key may stay
+// behind while keys only fall.
+// The path keeps only the chosen child of each level: when that child
+// empties, the next choice is scanned for. Runner-ups kept by the scans
+// would save a rescan only where no sibling was touched since, and mostly
+// the first time the chosen child empties after a scan; tracking the
+// second best in the domain scans alone cost the first cycle 0.7M
+// instructions, more than all the domain rescans it could save.
 // Used only where bestChild's choice is the smallest key read from the
 // aggregates (pathOK): whole GPUs with exact capacities, or plain fractions
 // by the scans' own bounds. Tests compare it with descending every time
@@ -22,7 +31,7 @@ type onePath struct {
 	rxGen uint64       // and their generation then
 	valid bool
 	node  []int32           // [l]: the child chosen at level l, 1…hl (at hl a host)
-	key   []uint64          // [l]: its key then (pathKey)
+	key   []uint64          // [l]: its key then (pathKey), or above it where keys only fell (pathEmptied); exact at hl
 	lo    []topology.HostID // [l]: its hosts, [lo, hi)
 	hi    []topology.HostID
 }
@@ -31,7 +40,11 @@ type onePath struct {
 // through before it descends afresh instead: each costs about as much as a
 // level's scan. BenchmarkCycle's first cycle (cycleprobe -cycle under
 // callgrind) took 95.3M instructions at 4, 93.6M at 8, 92.8M at 16, 93.1M
-// at 32, 93.8M at 64 and 94.1M at 128.
+// at 32, 93.8M at 64 and 94.1M at 128; with the keys read bottom-up
+// (pathEmptied), 53.8M at 12, 53.6M at 16 and 20, 53.9M at 24 and 54.0M at
+// 32. Past it, choosing the root's child afresh and looking only through
+// the touches inside it when it is the path's saved 0.9M in scans but cost
+// as much to sort out those touches.
 const pathTouches = 16
 
 // pathOK reports whether placeOne's descent for the current set may use
@@ -133,14 +146,11 @@ func (v *Solver) pathFrom(p *onePath) topology.Level {
 		in = max(in, l-1)
 	}
 	v.pathLeave = lv
-	from := v.hl + 1
-	for l := topology.Level(1); l <= in; l++ {
-		k := v.pathKey(l, p.node[l])
-		if k == noKey || k > p.key[l] { // emptied, or something left below it
-			from = l
-			break
-		}
-		p.key[l] = k
+	var from topology.Level
+	if v.set.Milli == 0 && !s.FreeRaised(p.seq) {
+		from = v.pathEmptied(p, in)
+	} else {
+		from = v.pathRefresh(p, in)
 	}
 	lastL, lastC := topology.Level(0), int32(-1)
 	for i, x := range hosts {
@@ -156,9 +166,55 @@ func (v *Solver) pathFrom(p *onePath) topology.Level {
 			continue // a run of touches under one sibling: compared once
 		}
 		lastL, lastC = l, c
-		if k := v.pathKey(l, c); k < p.key[l] || k == p.key[l] && c < p.node[l] {
-			from = l
+		if k := v.pathKey(l, c); pathBeats(p, l, c, k) {
+			p.key[l] = v.pathKey(l, p.node[l]) // a bound (pathEmptied): the node's own key decides
+			if pathBeats(p, l, c, k) {
+				from = l
+			}
 		}
+	}
+	return from
+}
+
+// pathBeats reports whether child c of key k at level l comes before the
+// path's node there, its key p.key[l].
+func pathBeats(p *onePath, l topology.Level, c int32, k uint64) bool {
+	return k < p.key[l] || k == p.key[l] && c < p.node[l]
+}
+
+// pathRefresh brings the keys of the path's nodes at levels 1…in, those
+// with a touched host below them, up to date, and returns the first whose
+// node no longer holds a pod or whose key grew (something left below it),
+// hl+1 if none.
+func (v *Solver) pathRefresh(p *onePath, in topology.Level) topology.Level {
+	for l := topology.Level(1); l <= in; l++ {
+		k := v.pathKey(l, p.node[l])
+		if k == noKey || k > p.key[l] {
+			return l
+		}
+		p.key[l] = k
+	}
+	return v.hl + 1
+}
+
+// pathEmptied is pathRefresh when no host's free GPUs rose since the path's
+// last use and the pods take whole GPUs: keys then only fall (pathKey's
+// capacities and free GPUs grow with the hosts' free GPUs), so the stored
+// ones stay bounds of the present ones, enough to compare siblings with
+// (pathFrom reads a node's own key only when a sibling's reaches the
+// bound), except where a node holds no pod any more; and a node holds one
+// if a node below it does. So it reads keys from the deepest touched node
+// up only while they are empty, and returns the first level whose node
+// holds no pod (hl+1: none).
+func (v *Solver) pathEmptied(p *onePath, in topology.Level) topology.Level {
+	from := v.hl + 1
+	for l := in; l >= 1; l-- {
+		k := v.pathKey(l, p.node[l])
+		if k != noKey {
+			p.key[l] = k
+			break
+		}
+		from = l
 	}
 	return from
 }

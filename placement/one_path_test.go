@@ -58,6 +58,7 @@ func TestOnePathSameAnswer(t *testing.T) {
 			if sameAnswer(t, s, r, nil, &fast, &slow, &pf, &ps, where) {
 				fits++
 				o.placed = append(o.placed, r.Job)
+				o.last = r.Sets[0]
 			}
 		}
 		badKeys += fast.BadKeys()
@@ -82,6 +83,8 @@ type pathRun struct {
 	rng    *rand.Rand
 	s      *topology.State
 	placed []topology.JobID
+	last   placement.PodSet // the last one-pod request placed
+	again  bool             // its pod was just removed: ask for the same shape next
 	gang   topology.JobID
 	nom    bool
 	rx     *placement.Restriction // closes random hosts to a third of the requests
@@ -95,6 +98,10 @@ func (o *pathRun) request(id topology.JobID) *placement.Request {
 	if rng.IntN(4) == 0 {
 		set.GPUs, set.Milli = 1, pick[int32](rng, 250, 500, 750, int32(1+rng.IntN(999)))
 	}
+	if o.again && o.last.Pods == 1 { // the path's keys grew back: its shape asks again
+		set = o.last
+	}
+	o.again = false
 	r := &placement.Request{Job: id, Priority: 5, Sets: []placement.PodSet{set}}
 	if rng.IntN(3) == 0 {
 		r.Restriction, r.Eligible = o.rx, o.rx.Eligible()
@@ -119,6 +126,7 @@ func (o *pathRun) perturb() bool {
 		i := rng.IntN(len(o.placed))
 		if rng.IntN(2) == 0 { // the last: on the path, whose keys grow back
 			i = len(o.placed) - 1
+			o.again = true
 		}
 		d.Ops = append(d.Ops, topology.RemoveJob(o.placed[i]))
 		o.placed = append(o.placed[:i], o.placed[i+1:]...)

@@ -89,6 +89,9 @@ func (s *State) accumulate(acc *aggDelta, h HostID, b, a *hostSum) {
 	if a.free != b.free || a.shared != b.shared || a.part != b.part {
 		s.touch(h)
 	}
+	if a.free > b.free {
+		s.raise()
+	}
 	if a.free != b.free {
 		m := int(s.t.hostModel[h])
 		acc.moved = true

@@ -122,6 +122,9 @@ func (s *State) propagate(h HostID, b, a *hostSum) {
 	}
 	if dFree != 0 {
 		s.propagateFree(h, b.free, a.free)
+		if dFree > 0 {
+			s.raise()
+		}
 	}
 	parent := t.domParent
 	if dCap != 0 { // one pass per changed aggregate: most commits change one or two
@@ -394,6 +397,9 @@ func (s *State) commitMask(h HostID, lo, n int, old, mask uint64, idle bool) {
 		b, a := int32(s.hostFree[h]), int32(bits.OnesCount64(mask))
 		s.hostFree[h] = uint8(a)
 		s.propagateFree(h, b, a)
+		if a > b {
+			s.raise()
+		}
 	}
 	w, bit := &s.idleHostW[h>>6], uint64(1)<<(uint(h)&63)
 	if was := *w&bit != 0; idle != was {

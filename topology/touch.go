@@ -16,8 +16,9 @@ package topology
 const TouchLogSize = 8192
 
 type touchLog struct {
-	seq uint64
-	ids [TouchLogSize]HostID
+	seq    uint64
+	raised uint64 // seq just after the last touch that raised its host's free GPUs
+	ids    [TouchLogSize]HostID
 }
 
 // touch records that host h's free GPUs, shared milli or partly used GPUs
@@ -25,6 +26,18 @@ type touchLog struct {
 func (s *State) touch(h HostID) {
 	s.touches.ids[s.touches.seq%TouchLogSize] = h
 	s.touches.seq++
+}
+
+// raise records that the last touch raised its host's free GPUs.
+func (s *State) raise() { s.touches.raised = s.touches.seq }
+
+// FreeRaised reports whether a host's free GPUs rose since TouchSeq
+// returned since (or the log no longer covers it: TouchesLost). If not, no
+// host's free GPUs are more than they were then, so a reader's figures
+// that grow with them (capacities for pods of whole GPUs) can only have
+// fallen. O(1).
+func (s *State) FreeRaised(since uint64) bool {
+	return s.touches.raised > since || s.TouchesLost(since)
 }
 
 // TouchSeq is the number of touches so far: pass it to Touched later.

@@ -23,8 +23,9 @@ func (p *touchProbe) before(s *State) {
 }
 
 // after returns a message if a host whose figures changed is missing from
-// TouchedHosts, or its level-1 domain from Touched ("" if all is well, or
-// if the log overflowed).
+// TouchedHosts, or its level-1 domain from Touched, or a host's free GPUs
+// rose and FreeRaised says not ("" if all is well, or if the log
+// overflowed).
 func (p *touchProbe) after(s *State) string {
 	hosts, ok := s.TouchedHosts(p.seq, nil)
 	doms, ok2 := s.Touched(p.seq, nil)
@@ -33,6 +34,9 @@ func (p *touchProbe) after(s *State) string {
 	}
 	t := s.Tree()
 	for h := range HostID(t.NumHosts()) {
+		if s.HostFree(h) > p.free[h] && !s.FreeRaised(p.seq) {
+			return "host " + t.HostName(h) + "'s free GPUs rose but FreeRaised says not"
+		}
 		if s.HostFree(h) == p.free[h] && s.HostSharedMilli(h) == p.shared[h] && s.HostPartialGPUs(h) == p.part[h] {
 			continue
 		}
