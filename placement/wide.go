@@ -24,8 +24,6 @@ type wideMin struct {
 	n     int
 	size  int
 	node  []wideKey
-	stamp []uint32 // per child: epoch of the sync that last set it
-	epoch uint32
 	rx    *Restriction // the closed set the capacities leave out (nil: none)
 	rxGen uint64       // its gen when last synced
 }
@@ -85,18 +83,9 @@ func (w *wideMin) sync(v *Solver) {
 	}
 	l := &v.wlog
 	l.sync(s)
-	if w.s == s && !l.fresh(w.gen, w.pos) {
-		w.epoch++
-		if w.epoch == 0 { // wrapped: clear the stamps once every 2^32 syncs
-			clear(w.stamp)
-			w.epoch = 1
-		}
-		for q := w.pos; q < l.n; q++ { // the log may repeat a child: set it once
-			d := l.dom[q%topology.TouchLogSize]
-			if i := d - w.lo; w.stamp[i] != w.epoch {
-				w.stamp[i] = w.epoch
-				w.set(v, d)
-			}
+	if w.s == s && !l.fresh(w.gen) {
+		for c := l.last; c >= 0 && l.at[c] > w.pos; c = l.prev[c] { // each child changed since, once
+			w.set(v, l.lo+topology.DomainID(c))
 		}
 		w.pos = l.n
 		return
@@ -112,9 +101,6 @@ func (w *wideMin) sync(v *Solver) {
 		w.node = make([]wideKey, 2*w.size)
 	}
 	w.node = w.node[:2*w.size]
-	if len(w.stamp) != w.n {
-		w.stamp, w.epoch = make([]uint32, w.n), 0
-	}
 	for i := range w.size {
 		w.node[w.size+i] = wideKey{idx: -1}
 		if i < w.n {
