@@ -29,9 +29,12 @@ type wideMin struct {
 }
 
 type wideKey struct {
-	cap, free int64
-	idx       int32 // -1: no child with capacity
+	key uint64 // capacity << 32 | free GPUs (pathKey's packing); noWide: no child with capacity
+	idx int32  // -1: no child with capacity
 }
+
+// noWide is the key of a leaf with no child of capacity: after every other.
+const noWide = ^uint64(0)
 
 // wideFanout is the fan-out above which the root's children are indexed.
 const wideFanout = 64
@@ -43,17 +46,7 @@ const wideFanout = 64
 const wideNeedMax = 4
 
 func (a wideKey) less(b wideKey) bool {
-	switch {
-	case a.idx < 0:
-		return false
-	case b.idx < 0:
-		return true
-	case a.cap != b.cap:
-		return a.cap < b.cap
-	case a.free != b.free:
-		return a.free < b.free
-	}
-	return a.idx < b.idx
+	return a.key < b.key || a.key == b.key && a.idx < b.idx
 }
 
 // wideBest returns the root's best child for need pods of the current set
@@ -68,9 +61,9 @@ func (v *Solver) wideBest(need int64) (int32, bool) {
 	w.sync(v)
 	k := w.node[1]
 	if k.idx >= 0 {
-		v.keyOf(uint64(k.cap)<<32 | uint64(k.free))
+		v.keyOf(k.key)
 	}
-	return v.chose(k.idx, k.cap)
+	return v.chose(k.idx, int64(k.key>>32))
 }
 
 func (w *wideMin) sync(v *Solver) {
@@ -102,7 +95,7 @@ func (w *wideMin) sync(v *Solver) {
 	}
 	w.node = w.node[:2*w.size]
 	for i := range w.size {
-		w.node[w.size+i] = wideKey{idx: -1}
+		w.node[w.size+i] = wideKey{key: noWide, idx: -1}
 		if i < w.n {
 			w.node[w.size+i] = w.leaf(v, w.lo+topology.DomainID(i))
 		}
@@ -120,9 +113,9 @@ func (w *wideMin) leaf(v *Solver, d topology.DomainID) wideKey {
 		c = v.histCap(d)
 	}
 	if c < w.need {
-		return wideKey{idx: -1}
+		return wideKey{key: noWide, idx: -1}
 	}
-	return wideKey{cap: c, free: v.domFree(d), idx: int32(d)}
+	return wideKey{key: uint64(c)<<32 | uint64(v.domFree(d)), idx: int32(d)}
 }
 
 // set refreshes level-1 domain d and its path to the top, as far as a node
