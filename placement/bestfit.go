@@ -31,6 +31,8 @@ func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
 			return v.wholeBest(lo, hi, need)
 		}
 		return v.bestDomainWhole(hist, free, int32(nb), lo, hi, need)
+	case nm == 1 && g < nb && v.modelOK[0]:
+		return v.bestDomainOne(hist, free, nb, lo, hi, need)
 	}
 	perK := v.perK[:nb]
 	stop, sk := v.stopKey(need, need*int64(g))
@@ -46,6 +48,30 @@ func (v *Solver) bestDomainExact(lo, hi int32, need int64) (int32, bool) {
 			for k := g; k < nb; k++ {
 				cp += int64(row[m*nb+k]) * perK[k]
 			}
+		}
+		if k := fitKey(cp, int64(free[c]), need); k < bestK {
+			best, bestK = c, k
+		}
+		if stop && bestK <= sk {
+			break
+		}
+	}
+	return v.choseKey(best, bestK)
+}
+
+// bestDomainOne is bestDomainExact for one model: a domain's capacity is
+// its one histogram row from g free GPUs up, each count times the pods a
+// host of that many takes, with no model to check.
+func (v *Solver) bestDomainOne(hist, free []int32, nb int, lo, hi int32, need int64) (int32, bool) {
+	g := int(v.set.GPUs)
+	perK := v.perK[g:nb]
+	stop, sk := v.stopKey(need, need*int64(g))
+	best, bestK := int32(-1), noKey
+	j := int(lo)*nb + g // the row's count of g free GPUs
+	for c := lo; c < hi; c, j = c+1, j+nb {
+		cp := int64(0)
+		for k, n := range hist[j : j+len(perK)] {
+			cp += int64(n) * perK[k]
 		}
 		if k := fitKey(cp, int64(free[c]), need); k < bestK {
 			best, bestK = c, k

@@ -146,38 +146,47 @@ func (w *wholeIndex) syncHosts(s *topology.State, hosts []topology.HostID, runLo
 }
 
 // rebuild buckets every domain of the level afresh: one pass over the
-// level's wholly-free counts, into a bucket for every count up to the most
-// hosts a domain of the level holds.
+// level's wholly-free counts, then one setting their bits, into a bucket for
+// every count up to the most hosts a domain of the level holds (set never
+// adds one). The slices are cut to local variables: the loops then read no
+// field of w.
 func (w *wholeIndex) rebuild(s *topology.State) {
 	t := s.Tree()
 	w.s, w.seq = s, s.TouchSeq()
 	lo, hi := t.LevelDomains(w.level)
 	w.lo = int32(lo)
 	n := int(hi - lo)
-	w.words = (n + 63) / 64
-	w.bits, w.size = w.bits[:0], w.size[:0]
-	w.grow(int32(t.LevelMaxHosts(w.level))) // every count a domain of the level can reach: set never grows them
+	words, buckets := (n+63)/64, t.LevelMaxHosts(w.level)+1
+	w.words = words
+	w.bits = clearSized(w.bits, buckets*words)
+	w.size = clearSized(w.size, buckets)
 	w.count = slices.Grow(w.count[:0], n)[:n]
 	hist, _, nb := s.HistogramData()
-	closed := w.closedHist()
-	j := int(lo)*nb + nb - 1 // the first domain's wholly free hosts
-	for i := range n {
-		c := wholly(hist, closed, j)
-		j += nb
-		w.count[i] = c
-		w.bits[int(c)*w.words+i>>6] |= 1 << (uint(i) & 63)
-		w.size[c]++
+	count, j := w.count, int(lo)*nb+nb-1 // the first domain's wholly free hosts
+	if closed := w.closedHist(); closed != nil {
+		for i := range count {
+			count[i] = hist[j] - closed[j]
+			j += nb
+		}
+	} else {
+		for i := range count {
+			count[i] = hist[j]
+			j += nb
+		}
+	}
+	bits, size := w.bits, w.size
+	for i, c := range count {
+		bits[int(c)*words+i>>6] |= 1 << (uint(i) & 63)
+		size[c]++
 	}
 }
 
-// grow adds empty buckets up to count c (rebuild, once).
-func (w *wholeIndex) grow(c int32) {
-	for int(c) >= len(w.size) {
-		w.size = append(w.size, 0)
-		for range w.words {
-			w.bits = append(w.bits, 0)
-		}
-	}
+// clearSized returns a of length n, all zero, reusing its array if it has
+// the room.
+func clearSized[T any](a []T, n int) []T {
+	a = slices.Grow(a[:0], n)[:n]
+	clear(a)
+	return a
 }
 
 // bucket is bucket k's bitmap.

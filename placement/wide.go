@@ -24,16 +24,17 @@ type wideMin struct {
 	n     int
 	size  int
 	node  []wideKey
-	stamp []uint32 // per child: epoch of the sync that last set it
-	epoch uint32
 	rx    *Restriction // the closed set the capacities leave out (nil: none)
 	rxGen uint64       // its gen when last synced
 }
 
 type wideKey struct {
-	cap, free int64
-	idx       int32 // -1: no child with capacity
+	key uint64 // capacity << 32 | free GPUs (pathKey's packing); noWide: no child with capacity
+	idx int32  // -1: no child with capacity
 }
+
+// noWide is the key of a leaf with no child of capacity: after every other.
+const noWide = ^uint64(0)
 
 // wideFanout is the fan-out above which the root's children are indexed.
 const wideFanout = 64
@@ -45,17 +46,7 @@ const wideFanout = 64
 const wideNeedMax = 4
 
 func (a wideKey) less(b wideKey) bool {
-	switch {
-	case a.idx < 0:
-		return false
-	case b.idx < 0:
-		return true
-	case a.cap != b.cap:
-		return a.cap < b.cap
-	case a.free != b.free:
-		return a.free < b.free
-	}
-	return a.idx < b.idx
+	return a.key < b.key || a.key == b.key && a.idx < b.idx
 }
 
 // wideBest returns the root's best child for need pods of the current set
@@ -70,9 +61,9 @@ func (v *Solver) wideBest(need int64) (int32, bool) {
 	w.sync(v)
 	k := w.node[1]
 	if k.idx >= 0 {
-		v.keyOf(uint64(k.cap)<<32 | uint64(k.free))
+		v.keyOf(k.key)
 	}
-	return v.chose(k.idx, k.cap)
+	return v.chose(k.idx, int64(k.key>>32))
 }
 
 func (w *wideMin) sync(v *Solver) {
@@ -85,18 +76,9 @@ func (w *wideMin) sync(v *Solver) {
 	}
 	l := &v.wlog
 	l.sync(s)
-	if w.s == s && !l.fresh(w.gen, w.pos) {
-		w.epoch++
-		if w.epoch == 0 { // wrapped: clear the stamps once every 2^32 syncs
-			clear(w.stamp)
-			w.epoch = 1
-		}
-		for q := w.pos; q < l.n; q++ { // the log may repeat a child: set it once
-			d := l.dom[q%topology.TouchLogSize]
-			if i := d - w.lo; w.stamp[i] != w.epoch {
-				w.stamp[i] = w.epoch
-				w.set(v, d)
-			}
+	if w.s == s && !l.fresh(w.gen) {
+		for c := l.last; c >= 0 && l.at[c] > w.pos; c = l.prev[c] { // each child changed since, once
+			w.set(v, l.lo+topology.DomainID(c))
 		}
 		w.pos = l.n
 		return
@@ -112,11 +94,8 @@ func (w *wideMin) sync(v *Solver) {
 		w.node = make([]wideKey, 2*w.size)
 	}
 	w.node = w.node[:2*w.size]
-	if len(w.stamp) != w.n {
-		w.stamp, w.epoch = make([]uint32, w.n), 0
-	}
 	for i := range w.size {
-		w.node[w.size+i] = wideKey{idx: -1}
+		w.node[w.size+i] = wideKey{key: noWide, idx: -1}
 		if i < w.n {
 			w.node[w.size+i] = w.leaf(v, w.lo+topology.DomainID(i))
 		}
@@ -134,9 +113,9 @@ func (w *wideMin) leaf(v *Solver, d topology.DomainID) wideKey {
 		c = v.histCap(d)
 	}
 	if c < w.need {
-		return wideKey{idx: -1}
+		return wideKey{key: noWide, idx: -1}
 	}
-	return wideKey{cap: c, free: v.domFree(d), idx: int32(d)}
+	return wideKey{key: uint64(c)<<32 | uint64(v.domFree(d)), idx: int32(d)}
 }
 
 // set refreshes level-1 domain d and its path to the top, as far as a node

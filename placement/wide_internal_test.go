@@ -12,7 +12,9 @@ import (
 // TestWideIndex compares the root indexes (wideBest, for one to wideNeedMax
 // pods of whole GPUs and one fractional pod) with a plain scan of the
 // root's children after every step of random Applies (whole GPUs and
-// fractions), rejected Deltas, Clones and snapshot round trips.
+// fractions), rejected Deltas, Clones and snapshot round trips; each index
+// is asked at random steps, so that it catches up over the changes of
+// several.
 func TestWideIndex(t *testing.T) {
 	seed := testkit.Seed(t, 7)
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -25,6 +27,9 @@ func TestWideIndex(t *testing.T) {
 	check := func() {
 		for _, g := range []int32{1, 2, 4} {
 			for need := int64(1); need <= wideNeedMax; need++ {
+				if rng.IntN(3) == 0 { // left behind: the next ask catches up over several steps
+					continue
+				}
 				r := Request{Sets: []PodSet{{Pods: int32(need), GPUs: g}}}
 				v.begin(s, &r)
 				v.setCurrent(0)
@@ -39,6 +44,9 @@ func TestWideIndex(t *testing.T) {
 			}
 		}
 		for _, m := range []int32{100, 250, 300, 500, 750} {
+			if rng.IntN(3) == 0 {
+				continue
+			}
 			r := Request{Sets: []PodSet{{Pods: 1, GPUs: 1, Milli: m}}}
 			v.begin(s, &r)
 			v.setCurrent(0)

@@ -101,17 +101,25 @@ func (p *Planner) freeIn(d topology.DomainID) int64 {
 // times the tree's largest host. O(hosts of d / 64).
 func (p *Planner) eligibleGPUs(d topology.DomainID) int64 {
 	lo, hi := p.t.Hosts(d)
-	n := 0
-	for i := int(lo); i < int(hi); {
-		w := p.eligible[i>>6] >> (uint(i) & 63)
-		k := min(64-i&63, int(hi)-i) // bits of this word in [i, hi)
-		if k < 64 {
-			w &= 1<<uint(k) - 1
-		}
-		n += bits.OnesCount64(w)
-		i += k
+	return int64(onesIn(p.eligible, int(lo), int(hi))) * int64(p.t.MaxHostGPUs())
+}
+
+// onesIn counts the bits [lo, hi) of words set: the first and last words
+// masked, whole words between (a rack's hosts are one or two words).
+func onesIn(words []uint64, lo, hi int) int {
+	if hi <= lo {
+		return 0
 	}
-	return int64(n) * int64(p.t.MaxHostGPUs())
+	a, b := lo>>6, (hi-1)>>6
+	first, last := ^uint64(0)<<(uint(lo)&63), ^uint64(0)>>(63-uint(hi-1)&63)
+	if a == b {
+		return bits.OnesCount64(words[a] & first & last)
+	}
+	n := bits.OnesCount64(words[a]&first) + bits.OnesCount64(words[b]&last)
+	for _, w := range words[a+1 : b] {
+		n += bits.OnesCount64(w)
+	}
+	return n
 }
 
 // moreVictims raises leaf d's bound lb by a bound of k victims holding

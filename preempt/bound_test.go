@@ -2,8 +2,10 @@ package preempt
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
+	"github.com/blinksched/blink/internal/testkit"
 	"github.com/blinksched/blink/topology"
 	"github.com/stretchr/testify/require"
 )
@@ -43,6 +45,31 @@ func TestBuckets(t *testing.T) {
 		}
 		if b > 1 {
 			require.Equal(t, b-1, bucketOf(lowPrio(b)-1))
+		}
+	}
+}
+
+// TestOnesIn compares onesIn with a count bit by bit on random words and
+// ranges: within one word, across two, across many, at the words' edges.
+func TestOnesIn(t *testing.T) {
+	seed := testkit.Seed(t, 1)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	words := make([]uint64, 6)
+	for range testkit.Steps(t, 20000) {
+		for i := range words {
+			words[i] = rng.Uint64() & rng.Uint64()
+		}
+		lo := rng.IntN(64 * len(words))
+		hi := lo + rng.IntN(64*len(words)-lo+1)
+		if rng.IntN(4) == 0 { // a word's edge
+			lo &^= 63
+		}
+		want := 0
+		for i := lo; i < hi; i++ {
+			want += int(words[i>>6] >> (uint(i) & 63) & 1)
+		}
+		if got := onesIn(words, lo, hi); got != want {
+			t.Fatalf("seed %d: onesIn(%x, %d, %d) = %d, want %d", seed, words, lo, hi, got, want)
 		}
 	}
 }

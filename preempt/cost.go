@@ -1,6 +1,7 @@
 package preempt
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 )
@@ -26,15 +27,23 @@ type Cost struct {
 func (c Cost) Compare(d Cost) int {
 	switch {
 	case c.Priority != d.Priority:
-		return cmp3(int64(c.Priority), int64(d.Priority))
+		return cmp.Compare(c.Priority, d.Priority)
 	case c.Victims != d.Victims:
-		return cmp3(int64(c.Victims), int64(d.Victims))
+		return cmp.Compare(c.Victims, d.Victims)
 	}
-	return cmp3(c.Milli, d.Milli)
+	return cmp.Compare(c.Milli, d.Milli)
 }
 
 // Less reports whether c is strictly cheaper than d.
-func (c Cost) Less(d Cost) bool { return c.Compare(d) < 0 }
+func (c Cost) Less(d Cost) bool {
+	switch {
+	case c.Priority != d.Priority:
+		return c.Priority < d.Priority
+	case c.Victims != d.Victims:
+		return c.Victims < d.Victims
+	}
+	return c.Milli < d.Milli
+}
 
 // String renders the cost as "priority 10, 2 victims, 3500 milli-GPU".
 func (c Cost) String() string {
@@ -43,6 +52,9 @@ func (c Cost) String() string {
 	}
 	return fmt.Sprintf("priority %d, %d victims, %d milli-GPU", c.Priority, c.Victims, c.Milli)
 }
+
+// maxCost is dearer than every real cost: the bound of an empty search.
+var maxCost = Cost{Priority: math.MaxInt32, Victims: math.MaxInt32, Milli: math.MaxInt64}
 
 func cmp3(a, b int64) int {
 	switch {
@@ -53,6 +65,3 @@ func cmp3(a, b int64) int {
 	}
 	return 0
 }
-
-// maxCost is dearer than every real cost: the bound of an empty search.
-var maxCost = Cost{Priority: math.MaxInt32, Victims: math.MaxInt32, Milli: math.MaxInt64}

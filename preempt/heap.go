@@ -20,8 +20,8 @@ type entry struct {
 // before orders entries: cheaper bound first; then deeper (depth-first among
 // equals, so a descent finishes before its siblings start); then index.
 func (a *entry) before(b *entry) bool {
-	if c := a.lb.Compare(b.lb); c != 0 {
-		return c < 0
+	if a.lb != b.lb {
+		return a.lb.Less(b.lb)
 	}
 	if a.level != b.level {
 		return a.level > b.level
@@ -35,38 +35,50 @@ func (a *entry) before(b *entry) bool {
 // entryHeap is a binary min-heap of entries (container/heap would box them).
 type entryHeap []entry
 
+// push adds e. It sifts a hole up rather than swapping: each entry above
+// moves once, and e is written once, where it stops.
 func (h *entryHeap) push(e entry) {
 	*h = append(*h, e)
 	a := *h
-	for i := len(a) - 1; i > 0; {
+	i := len(a) - 1
+	for i > 0 {
 		p := (i - 1) / 2
-		if !a[i].before(&a[p]) {
+		if !e.before(&a[p]) {
 			break
 		}
-		a[i], a[p] = a[p], a[i]
+		a[i] = a[p]
 		i = p
 	}
+	a[i] = e
 }
 
+// pop removes and returns the least entry: the last entry fills the hole
+// left at the top, sifted down as push sifts up (the lesser child moves up
+// while it is before the last entry; the same heap as swapping would leave,
+// before being a strict order).
 func (h *entryHeap) pop() entry {
 	a := *h
 	top := a[0]
 	n := len(a) - 1
-	a[0] = a[n]
+	last := a[n]
 	a = a[:n]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < n && a[l].before(&a[m]) {
-			m = l
+	if n > 0 {
+		i := 0
+		for {
+			m := 2*i + 1
+			if m >= n {
+				break
+			}
+			if r := m + 1; r < n && a[r].before(&a[m]) {
+				m = r
+			}
+			if !a[m].before(&last) {
+				break
+			}
+			a[i] = a[m]
+			i = m
 		}
-		if r := l + 1; r < n && a[r].before(&a[m]) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		a[i], a[m] = a[m], a[i]
-		i = m
+		a[i] = last
 	}
 	*h = a
 	return top

@@ -58,24 +58,32 @@ func (s *State) TouchesLost(since uint64) bool {
 // under the root). ok is false when more changed than the log holds: the
 // caller must then recompute everything.
 func (s *State) Touched(since uint64, dst []DomainID) (_ []DomainID, ok bool) {
-	if s.TouchesLost(since) {
+	first, second, ok := s.TouchedSpans(since)
+	if !ok {
 		return dst, false
 	}
-	t := s.t
-	lo, hi := HostID(0), HostID(0) // the last level-1 domain's hosts: a run of touches there is one entry
-	for q := since; q < s.touches.seq; q++ {
-		h := s.touches.ids[q%TouchLogSize]
-		if h >= lo && h < hi {
+	var lo, n uint32 // the last level-1 domain's hosts [lo, lo+n): a run of touches there is one entry
+	dst = s.t.touchedDomains(dst, first, &lo, &n)
+	return s.t.touchedDomains(dst, second, &lo, &n), true
+}
+
+// touchedDomains appends to dst the level-1 domains of hosts, once for a
+// run of hosts in the last domain appended ([*lo, *lo+*n)).
+func (t *Tree) touchedDomains(dst []DomainID, hosts []HostID, lo, n *uint32) []DomainID {
+	l, k := *lo, *n
+	for _, h := range hosts {
+		if uint32(h)-l < k { // in the run's domain
 			continue
 		}
 		d := t.HostDomain(h, 1)
 		if d == 0 { // a host right under the root
 			continue
 		}
-		lo, hi = HostID(t.domHostLo[d]), HostID(t.domHostEnd[d])
-		dst = append(dst, DomainID(d))
+		l, k = uint32(t.domHostLo[d]), uint32(t.domHosts[d])
+		dst = append(dst, d)
 	}
-	return dst, true
+	*lo, *n = l, k
+	return dst
 }
 
 // TouchedSpans is TouchedHosts without the copy: the hosts touched since
