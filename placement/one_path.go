@@ -8,9 +8,13 @@ import "github.com/blinksched/blink/topology"
 // free GPUs; a host's free GPUs, then its capacity), then the lowest index,
 // and a child's key changes only when a host below it is touched
 // (topology's touch log). So the path found at touch seq stays the
-// descent's answer as long as no node on it got a worse key (a pod placed
-// on the path only makes its keys smaller) and no touched sibling of a node
-// now beats it; where one does, the descent starts again from that level.
+// descent's answer as long as no node on it got a worse key and no touched
+// sibling of a node now beats it; where one does, the descent starts again
+// from that level. (A pod of whole GPUs placed on the path only makes its
+// keys smaller. A fraction's key is the scans' bound, which a pod placed
+// can raise: with one GPU at 299 milli free and one free GPU, a 1-milli pod
+// on the free one takes the bound for 300-milli pods from 3 to 4; so
+// pathRefresh reads those keys again.)
 // Every untouched sibling's key is above the stored key of the path's node,
 // and the stored key is at least the node's own, so a stored key may stay
 // behind while keys only fall.
