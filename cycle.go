@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
@@ -452,8 +453,18 @@ func (e *Engine) bind(slot int32, plan *placement.Plan) bool {
 	}
 	e.i32Buf = buf
 	sizes := buf[n:len(buf):len(buf)]
-	e.dec.Binds = append(e.dec.Binds, Bind{Job: makeID(slot, j.gen), Pods: e.keepPods(plan.Pods),
-		Sizes: sizes, Domain: plan.Domain})
+	// The decision, written in place field by field: a composite literal
+	// is built on the stack and copied 16 bytes at a time, loads that wait
+	// for the 8-byte stores that built it (no store forwarding).
+	// TestBindFields checks that no field is left out.
+	binds := e.dec.Binds
+	if len(binds) == cap(binds) {
+		binds = slices.Grow(binds, 1)
+	}
+	binds = binds[:len(binds)+1]
+	b := &binds[len(binds)-1]
+	b.Job, b.Pods, b.Sizes, b.Domain = makeID(slot, j.gen), e.keepPods(plan.Pods), sizes, plan.Domain
+	e.dec.Binds = binds
 	return true
 }
 
