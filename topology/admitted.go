@@ -68,9 +68,47 @@ type Admitted struct {
 // they are nominated (AppendAdmitted).
 func (a *Admitted) Collect(s *State, id JobID, info *Job) {
 	a.hosts, a.sum, a.next, a.misses, a.at = a.hosts[:0], a.sum[:0], 0, 0, a.at[:0]
-	if len(s.noms) != 0 { // else no nomination was ever made: nothing to collect (small enough to inline)
+	if s.mayAdmit(id, info) { // else AppendAdmitted finds nothing: most jobs, placed behind nominees of their priority or higher
 		a.collect(s, id, info)
 	}
+}
+
+// nomBounds bound the live nominations by what mayTake asks of them, so
+// that mayAdmit answers without a pass over them. wNom and the journal's
+// rollback recompute them (boundsOfNoms) after every change of a nomination.
+type nomBounds struct {
+	live     bool  // some nomination is live
+	minPrio  int32 // the lowest priority of a live nomination
+	maxReady int64 // the latest ready time of one
+}
+
+// boundsOfNoms counts the nominations' bounds: O(nominations), after a
+// change of one (rare next to the queries).
+func (s *State) boundsOfNoms() nomBounds {
+	b := nomBounds{}
+	for i := range s.noms {
+		n := &s.noms[i]
+		switch {
+		case !n.live:
+		case !b.live:
+			b = nomBounds{live: true, minPrio: n.Priority, maxReady: n.Ready}
+		default:
+			b.minPrio, b.maxReady = min(b.minPrio, n.Priority), max(b.maxReady, n.Ready)
+		}
+	}
+	return b
+}
+
+// mayAdmit reports whether a live nomination admits job id with attributes
+// info (mayTake), exactly, from the bounds and the job's own record: some
+// nomination has a lower priority, or a ready time the job ends by, iff
+// the lowest priority or the latest ready time does, and the job's own is
+// linked from its record. AppendAdmitted appends something iff it is true
+// (a live nomination names at least one GPU); TestMayAdmit checks it.
+func (s *State) mayAdmit(id JobID, info *Job) bool {
+	b := &s.nomB
+	return b.live && (info.Priority > b.minPrio || info.HasEnd && info.End <= b.maxReady ||
+		uint(id) < uint(len(s.jobs)) && s.jobs[id].nom >= 0)
 }
 
 // collect is Collect once there are nominations (live or dead).

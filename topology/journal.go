@@ -93,6 +93,9 @@ func (j *journal) rollback(s *State) {
 	undo(j.pods)
 	undo(j.jobs)
 	undo(j.noms)
+	if len(j.noms) > 0 {
+		s.nomB = s.boundsOfNoms()
+	}
 	undo(j.sets)
 }
 
@@ -170,6 +173,7 @@ func (s *State) wNom(i int32, v nomRec) {
 		s.jr.noms = append(s.jr.noms, jw[nomRec]{p, *p})
 	}
 	*p = v
+	s.nomB = s.boundsOfNoms()
 }
 
 // setBits writes bits [lo, lo+n) of w to v (n ≤ 64), journaled. The write
