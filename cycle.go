@@ -125,6 +125,7 @@ func (e *Engine) schedule() {
 	// second pass reads every queued job's record again.
 	keep := e.queue[:0]
 	e.inQueue = queued{}
+	e.prefetchFirst()
 	for i, slot := range e.queue {
 		e.prefetchAhead(i)
 		if e.visit(slot, &c) {
@@ -255,8 +256,13 @@ func (e *Engine) request(slot int32) *placement.Request {
 // the common growth above its minimum.
 func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 	j := &e.jobs[slot]
-	if l, have := e.mostHealthy(j); j.need > have {
-		return nil, neverFits(l, have, j.need)
+	if !e.maxHealthyOK || e.sp.changed { // fillMaxHealthy's test, without the call
+		e.fillMaxHealthy()
+	}
+	if j.need > e.leastHealthy { // else a domain of every level may hold it: most jobs
+		if l, have := e.mostHealthy(j); j.need > have {
+			return nil, neverFits(l, have, j.need)
+		}
 	}
 	r := e.request(slot)
 	scope := topology.DomainID(0)
@@ -417,6 +423,10 @@ func (e *Engine) fillMaxHealthy() {
 		}
 		e.maxHealthy = append(e.maxHealthy, all)
 		e.maxNonSpare = append(e.maxNonSpare, non)
+	}
+	e.leastHealthy = slices.Min(e.maxHealthy)
+	if e.sp.on() {
+		e.leastHealthy = min(e.leastHealthy, slices.Min(e.maxNonSpare))
 	}
 	e.maxHealthyOK = true
 }

@@ -43,6 +43,7 @@ type Engine struct {
 
 	maxHealthy    []int64 // per level: the most healthy GPUs of a domain
 	maxNonSpare   []int64 // the same without spare hosts
+	leastHealthy  int64   // the least of those (maxNonSpare's with spares): a job needing no more may fit at any level
 	spareGPUs     []int32 // per domain: GPUs of its spare hosts (scratch)
 	maxHealthyOK  bool
 	applyFailures int   // plans that did not apply, placement errors: bugs if ever nonzero
