@@ -169,9 +169,13 @@ func (e *Engine) visit(slot int32, c *budget) bool {
 		}
 	}
 	c.place--
-	plan, r := e.place(slot)
+	plan := e.place(slot)
 	if plan != nil && e.bind(slot, plan) {
 		return false
+	}
+	r := Reason{} // a plan that did not apply: a bug, counted
+	if plan == nil {
+		r = e.why
 	}
 	if !masked {
 		mask, memoOK = e.admitMask(slot)
@@ -251,17 +255,18 @@ func (e *Engine) request(slot int32) *placement.Request {
 	return r
 }
 
-// place finds where job slot goes now: the plan, or nil and why not. An
-// elastic job gets its largest size that fits, found by binary search over
-// the common growth above its minimum.
-func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
+// place finds where job slot goes now: the plan, or nil and why not in
+// e.why (a result of seven words would be zeroed and spilled at every
+// turn). An elastic job gets its largest size that fits, found by binary
+// search over the common growth above its minimum.
+func (e *Engine) place(slot int32) *placement.Plan {
 	j := &e.jobs[slot]
 	if !e.maxHealthyOK || e.sp.changed { // fillMaxHealthy's test, without the call
 		e.fillMaxHealthy()
 	}
 	if j.need > e.leastHealthy { // else a domain of every level may hold it: most jobs
 		if l, have := e.mostHealthy(j); j.need > have {
-			return nil, neverFits(l, have, j.need)
+			return e.noPlan(neverFits(l, have, j.need))
 		}
 	}
 	r := e.request(slot)
@@ -274,18 +279,18 @@ func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 		switch {
 		case err != nil:
 			e.failed("place", err) // specs are validated at Submit: a bug
-			return nil, e.noFit(placement.Reason{})
+			return e.noPlan(e.noFit(placement.Reason{}))
 		case ok:
-			return &e.plan, Reason{}
+			return &e.plan
 		}
-		return nil, e.noFit(why)
+		return e.noPlan(e.noFit(why))
 	}
 	if !j.elastic {
 		ok, why := e.placeIn(r, scope, &e.plan)
 		if ok {
-			return &e.plan, Reason{}
+			return &e.plan
 		}
-		return nil, e.noFit(why)
+		return e.noPlan(e.noFit(why))
 	}
 	grow := int32(0)
 	for i := range j.spec.Sets {
@@ -306,12 +311,12 @@ func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 	}
 	if ok, _ := probe(grow, &e.plan); ok {
 		r.Sets = j.spec.Sets
-		return &e.plan, Reason{}
+		return &e.plan
 	}
 	ok, why := probe(0, &e.best)
 	if !ok {
 		r.Sets = j.spec.Sets
-		return nil, e.noFit(why)
+		return e.noPlan(e.noFit(why))
 	}
 	lo, hi := int32(0), grow // lo fits, hi does not
 	for hi-lo > 1 {
@@ -324,7 +329,13 @@ func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 		}
 	}
 	r.Sets = j.spec.Sets
-	return &e.best, Reason{}
+	return &e.best
+}
+
+// noPlan is place's answer when the job does not fit for reason r.
+func (e *Engine) noPlan(r Reason) *placement.Plan {
+	e.why = r
+	return nil
 }
 
 // placeIn places r inside scope first (a nominee's domain), then anywhere.
@@ -506,11 +517,14 @@ func (e *Engine) blocked(slot int32, r Reason, mask uint64, memoOK bool, c *budg
 		ok, freed := e.makeRoomForReservation(slot)
 		if freed && c.place > 0 { // a lower job's reservation is gone: maybe it fits now
 			c.place--
-			plan, why := e.place(slot)
+			plan := e.place(slot)
 			if plan != nil && e.bind(slot, plan) {
 				return Reason{}
 			}
-			r = why
+			r = Reason{}
+			if plan == nil {
+				r = e.why
+			}
 		}
 		if ok {
 			c.reserve--

@@ -21,6 +21,7 @@ type Engine struct {
 	v          placement.Solver
 	plan, best placement.Plan
 	req        placement.Request  // the request being placed, planned or reserved (request)
+	why        Reason             // why place found no plan
 	sets       []placement.PodSet // scratch request sets (elastic probes, repairs)
 
 	now int64 // the latest time seen; earlier values passed in count as now
