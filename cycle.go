@@ -195,8 +195,12 @@ func (e *Engine) settle(slot int32, r Reason) {
 	}
 }
 
+// waitFor reports job slot as waiting for reason r, written in place as
+// bind writes its Bind (TestBindFields).
 func (e *Engine) waitFor(slot int32, r Reason) {
-	e.dec.Pending = append(e.dec.Pending, Waiting{Job: e.id(slot), Reason: r})
+	e.dec.Pending = append(e.dec.Pending, Waiting{})
+	w := &e.dec.Pending[len(e.dec.Pending)-1]
+	w.Job, w.Reason = e.id(slot), r
 }
 
 // waiting reports whether job slot waits on its nomination this cycle.
