@@ -77,9 +77,10 @@ func (a *Admitted) Collect(s *State, id JobID, info *Job) {
 // that mayAdmit answers without a pass over them. wNom and the journal's
 // rollback recompute them (boundsOfNoms) after every change of a nomination.
 type nomBounds struct {
-	live     bool  // some nomination is live
-	minPrio  int32 // the lowest priority of a live nomination
-	maxReady int64 // the latest ready time of one
+	live     bool   // some nomination is live
+	minPrio  int32  // the lowest priority of a live nomination
+	maxReady int64  // the latest ready time of one
+	jobs     uint64 // bit id&63 of each one's job: a job whose bit is clear holds none (its record is not read)
 }
 
 // boundsOfNoms counts the nominations' bounds: O(nominations), after a
@@ -91,9 +92,10 @@ func (s *State) boundsOfNoms() nomBounds {
 		switch {
 		case !n.live:
 		case !b.live:
-			b = nomBounds{live: true, minPrio: n.Priority, maxReady: n.Ready}
+			b = nomBounds{live: true, minPrio: n.Priority, maxReady: n.Ready, jobs: 1 << (uint(n.Job) & 63)}
 		default:
 			b.minPrio, b.maxReady = min(b.minPrio, n.Priority), max(b.maxReady, n.Ready)
+			b.jobs |= 1 << (uint(n.Job) & 63)
 		}
 	}
 	return b
@@ -103,12 +105,13 @@ func (s *State) boundsOfNoms() nomBounds {
 // info (mayTake), exactly, from the bounds and the job's own record: some
 // nomination has a lower priority, or a ready time the job ends by, iff
 // the lowest priority or the latest ready time does, and the job's own is
-// linked from its record. AppendAdmitted appends something iff it is true
-// (a live nomination names at least one GPU); TestMayAdmit checks it.
+// linked from its record (read only if the job's bit is among the
+// nominees'). AppendAdmitted appends something iff it is true (a live
+// nomination names at least one GPU); TestMayAdmit checks it.
 func (s *State) mayAdmit(id JobID, info *Job) bool {
 	b := &s.nomB
 	return b.live && (info.Priority > b.minPrio || info.HasEnd && info.End <= b.maxReady ||
-		uint(id) < uint(len(s.jobs)) && s.jobs[id].nom >= 0)
+		b.jobs&(1<<(uint(id)&63)) != 0 && uint(id) < uint(len(s.jobs)) && s.jobs[id].nom >= 0)
 }
 
 // collect is Collect once there are nominations (live or dead).

@@ -132,7 +132,8 @@ func TestAdmittedMaskWalks(t *testing.T) {
 // any (mayAdmit) exactly as AppendAdmitted's pass does, after random
 // nominations made, cancelled, expired, rolled back with a Delta that fails
 // whole, taken by their nominee's bind, and copied by Clone; Check recounts
-// the bounds after every step.
+// the bounds after every step. Job ids go past 64, so that nominees share
+// a bit of the bounds' filter of jobs.
 func TestMayAdmit(t *testing.T) {
 	seed, steps := envInt(t, "BLINK_SEED", 83), envInt(t, "BLINK_STEPS", 3000)
 	t.Logf("seed %d, %d steps (BLINK_SEED, BLINK_STEPS)", seed, steps)
@@ -153,19 +154,19 @@ func TestMayAdmit(t *testing.T) {
 					gpus = append(gpus, lo+GPUID(bits.TrailingZeros64(m)))
 				}
 			}
-			id := JobID(r.IntN(40))
+			id := JobID(r.IntN(150))
 			if _, held := s.NominationOf(id); held || len(gpus) == 0 {
 				continue
 			}
 			ops = append(ops, Nominate(Nomination{Job: id, Priority: int32(r.IntN(10)), Ready: int64(r.IntN(50)),
 				Expiry: now + int64(r.IntN(20)), GPUs: gpus}))
 		case k < 7:
-			ops = append(ops, CancelNomination(JobID(r.IntN(40))))
+			ops = append(ops, CancelNomination(JobID(r.IntN(150))))
 		case k < 8:
 			now += int64(r.IntN(5))
 			ops = append(ops, ExpireNominations(now))
 		default: // a nominee bound to one of its GPUs: AddJob releases its nomination
-			id := JobID(r.IntN(40))
+			id := JobID(r.IntN(150))
 			n, held := s.NominationOf(id)
 			if !held || s.HasJob(id) {
 				continue
@@ -187,7 +188,7 @@ func TestMayAdmit(t *testing.T) {
 			require.NoError(t, s.Check(), "seed %d step %d: clone", seed, step)
 		}
 		for range 8 {
-			id := JobID(r.IntN(45))
+			id := JobID(r.IntN(160))
 			info := Job{Priority: int32(r.IntN(11)), HasEnd: r.IntN(2) == 0, End: int64(r.IntN(60))}
 			want := len(s.AppendAdmitted(nil, id, &info)) > 0
 			require.Equal(t, want, s.mayAdmit(id, &info), "seed %d step %d: job %d %+v", seed, step, id, info)
