@@ -74,8 +74,10 @@ func (a *Admitted) Collect(s *State, id JobID, info *Job) {
 }
 
 // nomBounds bound the live nominations by what mayTake asks of them, so
-// that mayAdmit answers without a pass over them. wNom and the journal's
-// rollback recompute them (boundsOfNoms) after every change of a nomination.
+// that mayAdmit answers without a pass over them. They are recounted
+// (boundsOfNoms) after every change of the nominations: by nominate and
+// releaseNomination, once by expireNominations, and by the journal's
+// rollback.
 type nomBounds struct {
 	live     bool   // some nomination is live
 	minPrio  int32  // the lowest priority of a live nomination

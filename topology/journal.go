@@ -173,7 +173,6 @@ func (s *State) wNom(i int32, v nomRec) {
 		s.jr.noms = append(s.jr.noms, jw[nomRec]{p, *p})
 	}
 	*p = v
-	s.nomB = s.boundsOfNoms()
 }
 
 // setBits writes bits [lo, lo+n) of w to v (n ≤ 64), journaled. The write
