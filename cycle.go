@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/blinksched/blink/placement"
 	"github.com/blinksched/blink/topology"
@@ -124,6 +125,7 @@ func (e *Engine) schedule() {
 	// second pass reads every queued job's record again.
 	keep := e.queue[:0]
 	e.inQueue = queued{}
+	e.prefetchFirst()
 	for i, slot := range e.queue {
 		e.prefetchAhead(i)
 		if e.visit(slot, &c) {
@@ -167,9 +169,13 @@ func (e *Engine) visit(slot int32, c *budget) bool {
 		}
 	}
 	c.place--
-	plan, r := e.place(slot)
+	plan := e.place(slot)
 	if plan != nil && e.bind(slot, plan) {
 		return false
+	}
+	r := Reason{} // a plan that did not apply: a bug, counted
+	if plan == nil {
+		r = e.why
 	}
 	if !masked {
 		mask, memoOK = e.admitMask(slot)
@@ -189,8 +195,12 @@ func (e *Engine) settle(slot int32, r Reason) {
 	}
 }
 
+// waitFor reports job slot as waiting for reason r, written in place as
+// bind writes its Bind (TestBindFields).
 func (e *Engine) waitFor(slot int32, r Reason) {
-	e.dec.Pending = append(e.dec.Pending, Waiting{Job: e.id(slot), Reason: r})
+	e.dec.Pending = append(e.dec.Pending, Waiting{})
+	w := &e.dec.Pending[len(e.dec.Pending)-1]
+	w.Job, w.Reason = e.id(slot), r
 }
 
 // waiting reports whether job slot waits on its nomination this cycle.
@@ -249,13 +259,19 @@ func (e *Engine) request(slot int32) *placement.Request {
 	return r
 }
 
-// place finds where job slot goes now: the plan, or nil and why not. An
-// elastic job gets its largest size that fits, found by binary search over
-// the common growth above its minimum.
-func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
+// place finds where job slot goes now: the plan, or nil and why not in
+// e.why (a result of seven words would be zeroed and spilled at every
+// turn). An elastic job gets its largest size that fits, found by binary
+// search over the common growth above its minimum.
+func (e *Engine) place(slot int32) *placement.Plan {
 	j := &e.jobs[slot]
-	if l, have := e.mostHealthy(j); j.need > have {
-		return nil, neverFits(l, have, j.need)
+	if !e.maxHealthyOK || e.sp.changed { // fillMaxHealthy's test, without the call
+		e.fillMaxHealthy()
+	}
+	if j.need > e.leastHealthy { // else a domain of every level may hold it: most jobs
+		if l, have := e.mostHealthy(j); j.need > have {
+			return e.noPlan(neverFits(l, have, j.need))
+		}
 	}
 	r := e.request(slot)
 	scope := topology.DomainID(0)
@@ -267,18 +283,18 @@ func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 		switch {
 		case err != nil:
 			e.failed("place", err) // specs are validated at Submit: a bug
-			return nil, e.noFit(placement.Reason{})
+			return e.noPlan(e.noFit(placement.Reason{}))
 		case ok:
-			return &e.plan, Reason{}
+			return &e.plan
 		}
-		return nil, e.noFit(why)
+		return e.noPlan(e.noFit(why))
 	}
 	if !j.elastic {
 		ok, why := e.placeIn(r, scope, &e.plan)
 		if ok {
-			return &e.plan, Reason{}
+			return &e.plan
 		}
-		return nil, e.noFit(why)
+		return e.noPlan(e.noFit(why))
 	}
 	grow := int32(0)
 	for i := range j.spec.Sets {
@@ -299,12 +315,12 @@ func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 	}
 	if ok, _ := probe(grow, &e.plan); ok {
 		r.Sets = j.spec.Sets
-		return &e.plan, Reason{}
+		return &e.plan
 	}
 	ok, why := probe(0, &e.best)
 	if !ok {
 		r.Sets = j.spec.Sets
-		return nil, e.noFit(why)
+		return e.noPlan(e.noFit(why))
 	}
 	lo, hi := int32(0), grow // lo fits, hi does not
 	for hi-lo > 1 {
@@ -317,7 +333,13 @@ func (e *Engine) place(slot int32) (*placement.Plan, Reason) {
 		}
 	}
 	r.Sets = j.spec.Sets
-	return &e.best, Reason{}
+	return &e.best
+}
+
+// noPlan is place's answer when the job does not fit for reason r.
+func (e *Engine) noPlan(r Reason) *placement.Plan {
+	e.why = r
+	return nil
 }
 
 // placeIn places r inside scope first (a nominee's domain), then anywhere.
@@ -417,6 +439,10 @@ func (e *Engine) fillMaxHealthy() {
 		e.maxHealthy = append(e.maxHealthy, all)
 		e.maxNonSpare = append(e.maxNonSpare, non)
 	}
+	e.leastHealthy = slices.Min(e.maxHealthy)
+	if e.sp.on() {
+		e.leastHealthy = min(e.leastHealthy, slices.Min(e.maxNonSpare))
+	}
 	e.maxHealthyOK = true
 }
 
@@ -452,8 +478,18 @@ func (e *Engine) bind(slot int32, plan *placement.Plan) bool {
 	}
 	e.i32Buf = buf
 	sizes := buf[n:len(buf):len(buf)]
-	e.dec.Binds = append(e.dec.Binds, Bind{Job: makeID(slot, j.gen), Pods: e.keepPods(plan.Pods),
-		Sizes: sizes, Domain: plan.Domain})
+	// The decision, written in place field by field: a composite literal
+	// is built on the stack and copied 16 bytes at a time, loads that wait
+	// for the 8-byte stores that built it (no store forwarding).
+	// TestBindFields checks that no field is left out.
+	binds := e.dec.Binds
+	if len(binds) == cap(binds) {
+		binds = slices.Grow(binds, 1)
+	}
+	binds = binds[:len(binds)+1]
+	b := &binds[len(binds)-1]
+	b.Job, b.Pods, b.Sizes, b.Domain = makeID(slot, j.gen), e.keepPods(plan.Pods), sizes, plan.Domain
+	e.dec.Binds = binds
 	return true
 }
 
@@ -485,11 +521,14 @@ func (e *Engine) blocked(slot int32, r Reason, mask uint64, memoOK bool, c *budg
 		ok, freed := e.makeRoomForReservation(slot)
 		if freed && c.place > 0 { // a lower job's reservation is gone: maybe it fits now
 			c.place--
-			plan, why := e.place(slot)
+			plan := e.place(slot)
 			if plan != nil && e.bind(slot, plan) {
 				return Reason{}
 			}
-			r = why
+			r = Reason{}
+			if plan == nil {
+				r = e.why
+			}
 		}
 		if ok {
 			c.reserve--

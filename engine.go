@@ -21,6 +21,7 @@ type Engine struct {
 	v          placement.Solver
 	plan, best placement.Plan
 	req        placement.Request  // the request being placed, planned or reserved (request)
+	why        Reason             // why place found no plan
 	sets       []placement.PodSet // scratch request sets (elastic probes, repairs)
 
 	now int64 // the latest time seen; earlier values passed in count as now
@@ -43,6 +44,7 @@ type Engine struct {
 
 	maxHealthy    []int64 // per level: the most healthy GPUs of a domain
 	maxNonSpare   []int64 // the same without spare hosts
+	leastHealthy  int64   // the least of those (maxNonSpare's with spares): a job needing no more may fit at any level
 	spareGPUs     []int32 // per domain: GPUs of its spare hosts (scratch)
 	maxHealthyOK  bool
 	applyFailures int   // plans that did not apply, placement errors: bugs if ever nonzero

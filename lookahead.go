@@ -22,24 +22,32 @@ import (
 // records, of its pod sets, and its turn.
 const lookAhead = 16
 
+// prefetchFirst is called before the walk: it asks for the records of the
+// first 2·lookAhead queued jobs and for the pod sets of the first
+// lookAhead, which no turn's prefetchAhead asks for.
+func (e *Engine) prefetchFirst() {
+	q := e.queue
+	for k := range min(2*lookAhead, len(q)) {
+		e.prefetchRecord(q[k])
+	}
+	for k := range min(lookAhead, len(q)) {
+		e.prefetchSets(q[k])
+	}
+}
+
 // prefetchAhead is called at the turn of e.queue[i]: it asks for the records
 // of the queued job 2·lookAhead turns ahead and for the pod sets of the one
 // lookAhead turns ahead, whose records were asked for lookAhead turns ago
-// (at turn 0, for every job up to there). The queue walk has not written
-// those positions yet (schedule keeps the jobs still pending in place,
-// behind the walk).
+// (before the walk, by prefetchFirst, for every job up to there). The queue
+// walk has not written those positions yet (schedule keeps the jobs still
+// pending in place, behind the walk). prefetchRecord's calls are written
+// out here: one call a turn, not two.
 func (e *Engine) prefetchAhead(i int) {
 	q := e.queue
-	if i == 0 {
-		for k := range min(2*lookAhead, len(q)) {
-			e.prefetchRecord(q[k])
-		}
-		for k := range min(lookAhead, len(q)) {
-			e.prefetchSets(q[k])
-		}
-	}
 	if k := i + 2*lookAhead; k < len(q) {
-		e.prefetchRecord(q[k])
+		slot := q[k]
+		cpu.PrefetchRange(unsafe.Pointer(&e.jobs[slot]), unsafe.Sizeof(job{}))
+		e.s.PrefetchJob(topology.JobID(slot))
 	}
 	if k := i + lookAhead; k < len(q) {
 		e.prefetchSets(q[k])

@@ -1,6 +1,10 @@
 package placement
 
-import "github.com/blinksched/blink/topology"
+import (
+	"slices"
+
+	"github.com/blinksched/blink/topology"
+)
 
 // placeOne is PlaceWithout's path for the commonest request, one pod of one
 // set anywhere: no slices, no level required or preferred below the root,
@@ -40,7 +44,15 @@ func (v *Solver) placeOne(plan *Plan) bool {
 	if !known && v.capOf(v.hl, i) < 1 {
 		return false
 	}
-	v.sizeOut(plan)
+	// sizeOut for one pod, without its call and its sum over the sets
+	if cap(plan.Pods) < 1 {
+		plan.Pods = make([]topology.Pod, 1)
+	}
+	plan.Pods = plan.Pods[:1]
+	v.out = plan.Pods
+	if need := len(v.rel) + 1; cap(v.ov) < need {
+		v.ov = slices.Grow(v.ov, need-len(v.ov))
+	}
 	v.touchRack(h)
 	if v.set.Milli > 0 && len(v.forced) == 0 && v.profAt != h {
 		v.assignOneFrac(h)

@@ -68,9 +68,52 @@ type Admitted struct {
 // they are nominated (AppendAdmitted).
 func (a *Admitted) Collect(s *State, id JobID, info *Job) {
 	a.hosts, a.sum, a.next, a.misses, a.at = a.hosts[:0], a.sum[:0], 0, 0, a.at[:0]
-	if len(s.noms) != 0 { // else no nomination was ever made: nothing to collect (small enough to inline)
+	if s.mayAdmit(id, info) { // else AppendAdmitted finds nothing: most jobs, placed behind nominees of their priority or higher
 		a.collect(s, id, info)
 	}
+}
+
+// nomBounds bound the live nominations by what mayTake asks of them, so
+// that mayAdmit answers without a pass over them. They are recounted
+// (boundsOfNoms) after every change of the nominations: by nominate and
+// releaseNomination, once by expireNominations, and by the journal's
+// rollback.
+type nomBounds struct {
+	live     bool   // some nomination is live
+	minPrio  int32  // the lowest priority of a live nomination
+	maxReady int64  // the latest ready time of one
+	jobs     uint64 // bit id&63 of each one's job: a job whose bit is clear holds none (its record is not read)
+}
+
+// boundsOfNoms counts the nominations' bounds: O(nominations), after a
+// change of one (rare next to the queries).
+func (s *State) boundsOfNoms() nomBounds {
+	b := nomBounds{}
+	for i := range s.noms {
+		n := &s.noms[i]
+		switch {
+		case !n.live:
+		case !b.live:
+			b = nomBounds{live: true, minPrio: n.Priority, maxReady: n.Ready, jobs: 1 << (uint(n.Job) & 63)}
+		default:
+			b.minPrio, b.maxReady = min(b.minPrio, n.Priority), max(b.maxReady, n.Ready)
+			b.jobs |= 1 << (uint(n.Job) & 63)
+		}
+	}
+	return b
+}
+
+// mayAdmit reports whether a live nomination admits job id with attributes
+// info (mayTake), exactly, from the bounds and the job's own record: some
+// nomination has a lower priority, or a ready time the job ends by, iff
+// the lowest priority or the latest ready time does, and the job's own is
+// linked from its record (read only if the job's bit is among the
+// nominees'). AppendAdmitted appends something iff it is true (a live
+// nomination names at least one GPU); TestMayAdmit checks it.
+func (s *State) mayAdmit(id JobID, info *Job) bool {
+	b := &s.nomB
+	return b.live && (info.Priority > b.minPrio || info.HasEnd && info.End <= b.maxReady ||
+		b.jobs&(1<<(uint(id)&63)) != 0 && uint(id) < uint(len(s.jobs)) && s.jobs[id].nom >= 0)
 }
 
 // collect is Collect once there are nominations (live or dead).

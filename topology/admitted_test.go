@@ -127,3 +127,74 @@ func TestAdmittedMaskWalks(t *testing.T) {
 	}
 	require.NotZero(t, indexed, "no list was indexed")
 }
+
+// TestMayAdmit: the nominations' bounds say whether a job is admitted to
+// any (mayAdmit) exactly as AppendAdmitted's pass does, after random
+// nominations made, cancelled, expired, rolled back with a Delta that fails
+// whole, taken by their nominee's bind, and copied by Clone; Check recounts
+// the bounds after every step. Job ids go past 64, so that nominees share
+// a bit of the bounds' filter of jobs.
+func TestMayAdmit(t *testing.T) {
+	seed, steps := envInt(t, "BLINK_SEED", 83), envInt(t, "BLINK_STEPS", 3000)
+	t.Logf("seed %d, %d steps (BLINK_SEED, BLINK_STEPS)", seed, steps)
+	r := rand.New(rand.NewPCG(uint64(seed), 11))
+	tree, err := BuildShape(Shape{Levels: []string{"rack"}, FanOut: []int{2, 8}, GPUsPerHost: 4})
+	require.NoError(t, err)
+	s := NewState(tree)
+	now := int64(0)
+	for step := range steps {
+		var ops []Op
+		switch k := r.IntN(10); {
+		case k < 5: // a nomination of a few free GPUs of one host
+			h := HostID(r.IntN(tree.NumHosts()))
+			lo, _ := tree.HostGPUs(h)
+			var gpus []GPUID
+			for m := s.HostFreeMask(h); m != 0; m &= m - 1 {
+				if r.IntN(2) == 0 {
+					gpus = append(gpus, lo+GPUID(bits.TrailingZeros64(m)))
+				}
+			}
+			id := JobID(r.IntN(150))
+			if _, held := s.NominationOf(id); held || len(gpus) == 0 {
+				continue
+			}
+			ops = append(ops, Nominate(Nomination{Job: id, Priority: int32(r.IntN(10)), Ready: int64(r.IntN(50)),
+				Expiry: now + int64(r.IntN(20)), GPUs: gpus}))
+		case k < 7:
+			ops = append(ops, CancelNomination(JobID(r.IntN(150))))
+		case k < 8:
+			now += int64(r.IntN(5))
+			ops = append(ops, ExpireNominations(now))
+		default: // a nominee bound to one of its GPUs: AddJob releases its nomination
+			id := JobID(r.IntN(150))
+			n, held := s.NominationOf(id)
+			if !held || s.HasJob(id) {
+				continue
+			}
+			h := tree.GPUHost(n.GPUs[0])
+			lo, _ := tree.HostGPUs(h)
+			ops = append(ops, AddJob(id, Job{Priority: n.Priority}, Pod{Host: h, GPUs: 1 << uint(n.GPUs[0]-lo)}))
+		}
+		fail := r.IntN(4) == 0
+		if fail {
+			ops = append(ops, RemoveJob(JobID(500))) // absent: the Delta fails whole
+		}
+		if err := s.Apply(Delta{Ops: ops}); fail {
+			require.Error(t, err, "seed %d step %d", seed, step)
+		}
+		require.NoError(t, s.Check(), "seed %d step %d", seed, step)
+		if r.IntN(50) == 0 {
+			s = s.Clone()
+			require.NoError(t, s.Check(), "seed %d step %d: clone", seed, step)
+		}
+		for range 8 {
+			id := JobID(r.IntN(160))
+			info := Job{Priority: int32(r.IntN(11)), HasEnd: r.IntN(2) == 0, End: int64(r.IntN(60))}
+			want := len(s.AppendAdmitted(nil, id, &info)) > 0
+			require.Equal(t, want, s.mayAdmit(id, &info), "seed %d step %d: job %d %+v", seed, step, id, info)
+			var a Admitted
+			a.Collect(s, id, &info)
+			require.Equal(t, !want, a.Empty(), "seed %d step %d: job %d %+v", seed, step, id, info)
+		}
+	}
+}

@@ -203,6 +203,9 @@ func (s *State) checkNominations() error {
 	if !slices.Equal(want, s.nominated) {
 		return fmt.Errorf("check: nominated bits disagree with nominations")
 	}
+	if b := s.boundsOfNoms(); b != s.nomB {
+		return fmt.Errorf("check: nomination bounds %+v, recount gives %+v", s.nomB, b)
+	}
 	return nil
 }
 

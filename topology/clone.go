@@ -28,7 +28,7 @@ func (s *State) Clone() *State {
 	c.jobs = append(make([]jobRec, 0, cap(s.jobs)), s.jobs...)
 	c.cloneSets()
 	c.setRoom = make([]PodSet, 0, cap(s.setRoom)-len(s.setRoom))
-	c.noms = slices.Clone(s.noms)
+	c.noms, c.nomB = slices.Clone(s.noms), s.nomB
 	for i := range c.noms {
 		c.noms[i].GPUs = slices.Clone(c.noms[i].GPUs)
 	}

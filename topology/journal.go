@@ -93,6 +93,9 @@ func (j *journal) rollback(s *State) {
 	undo(j.pods)
 	undo(j.jobs)
 	undo(j.noms)
+	if len(j.noms) > 0 {
+		s.nomB = s.boundsOfNoms()
+	}
 	undo(j.sets)
 }
 

@@ -45,6 +45,7 @@ func (s *State) nominate(n *Nomination) error {
 		rec.GPUs = slices.Clone(n.GPUs)
 	}
 	s.wNom(slot, rec)
+	s.nomB = s.boundsOfNoms()
 	s.jobW(id).nom = slot
 	s.markNominated(rec.GPUs, true)
 	return nil
@@ -77,6 +78,13 @@ func (s *State) markNominated(gpus []GPUID, on bool) {
 
 // releaseNomination drops the nomination in slot.
 func (s *State) releaseNomination(slot int32) {
+	s.dropNomination(slot)
+	s.nomB = s.boundsOfNoms()
+}
+
+// dropNomination is releaseNomination without the bounds' recount, which
+// its caller owes.
+func (s *State) dropNomination(slot int32) {
 	rec := s.noms[slot]
 	s.markNominated(rec.GPUs, false)
 	s.jobW(rec.Job).nom = -1
@@ -98,9 +106,10 @@ func (s *State) cancelNomination(id JobID) error {
 func (s *State) expireNominations(now int64) {
 	for i := range s.noms {
 		if s.noms[i].live && s.noms[i].Expiry <= now {
-			s.releaseNomination(int32(i))
+			s.dropNomination(int32(i))
 		}
 	}
+	s.nomB = s.boundsOfNoms() // once, however many expired
 }
 
 // nominationOf returns the slot of the nomination holding GPU g, or -1.

@@ -50,8 +50,9 @@ type State struct {
 	podFree int32 // head of the free pod list (linked by jnext)
 	nPods   int32 // live pods
 	noms    []nomRec
-	nJobs   int32    // live jobs
-	setRoom []PodSet // spare storage for new job records' sets (appendJobRecs)
+	nomB    nomBounds // derived: the live nominations' bounds (admitted.go)
+	nJobs   int32     // live jobs
+	setRoom []PodSet  // spare storage for new job records' sets (appendJobRecs)
 
 	jr           journal
 	replaceSlots []int32    // scratch of replacePods
