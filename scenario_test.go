@@ -419,3 +419,46 @@ func TestNominationExpires(t *testing.T) {
 }
 
 var _ = topology.NoLevel
+
+// TestMemoKeepsAdmission: a job that fails outside a reservation must not
+// answer, through the cycle's memo of failures, for a later job of the same
+// shape that the reservation admits (it ends before the reservation's ready
+// time). The engine asks for a job's admission mask only when the memo may
+// hold its shape or the job failed; this checks the failure is kept under
+// the failed job's own mask.
+func TestMemoKeepsAdmission(t *testing.T) {
+	h := newHarness(t, racks(2, 4, 4), blink.Config{})
+	rack := h.level("rack")
+	short := gang(3, 4, 5)
+	short.RunTime, short.Required = 100, rack // rack0, ends at 100
+	long := gang(3, 4, 5)
+	long.RunTime, long.Required = 500, rack // rack1, ends at 500
+	h.submit(0, short)
+	h.submit(0, long)
+	h.confirmAll(h.cycle(0))
+	big := gang(4, 4, 9) // a whole rack: reserves rack0
+	big.Required = rack
+	C := h.submit(1, big)
+	bf := h.submit(1, gang(1, 4, 1)) // takes rack1's free host
+	X := h.submit(1, gang(1, 4, 1))  // no run time: no room outside the reservation
+	X2 := h.submit(1, gang(1, 4, 1)) // the same: answered from the memo
+	quick := gang(1, 4, 1)
+	quick.RunTime = 50 // ends at 51 < 100: admitted into the reservation
+	Q := h.submit(1, quick)
+	d := h.cycle(1)
+	if r, _ := reasonOf(d, C); r.Code != blink.Reserved {
+		t.Fatalf("C: %v", r)
+	}
+	for _, id := range []blink.JobID{X, X2} {
+		if r, _ := reasonOf(d, id); r.Code != blink.NoFit {
+			t.Fatalf("job %v: %v, want NoFit", id, r)
+		}
+	}
+	if got := bindIDs(d); !slices.Equal(got, []blink.JobID{bf, Q}) {
+		t.Fatalf("bound %v, want %v", got, []blink.JobID{bf, Q})
+	}
+	h.wantPic(`
+		rack0 |AAAA|AAAA|AAAA|GGGG|
+		rack1 |BBBB|BBBB|BBBB|DDDD|
+	`)
+}
