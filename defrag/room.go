@@ -85,7 +85,6 @@ type Planner struct {
 	dests    []destBuf
 	vhs      []vhost
 	vhHost   []topology.HostID
-	groups   []int
 
 	// compaction
 	c        *topology.State // the clone moves are applied to

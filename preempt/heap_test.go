@@ -49,3 +49,20 @@ func TestEntryHeap(t *testing.T) {
 		}
 	}
 }
+
+// TestCostLess: Less, written out for the heap's comparisons, orders costs
+// as Compare does, on costs drawn from few values so that every field ties
+// often.
+func TestCostLess(t *testing.T) {
+	seed := testkit.Seed(t, 1)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	draw := func() Cost {
+		return Cost{Priority: int32(rng.IntN(3) - 1), Victims: rng.IntN(3), Milli: int64(rng.IntN(3))}
+	}
+	for range testkit.Steps(t, 10000) {
+		a, b := draw(), draw()
+		if a.Less(b) != (a.Compare(b) < 0) {
+			t.Fatalf("seed %d: %v.Less(%v) = %v, Compare %d", seed, a, b, a.Less(b), a.Compare(b))
+		}
+	}
+}

@@ -122,9 +122,6 @@ func (s *State) propagate(h HostID, b, a *hostSum) {
 	}
 	if dFree != 0 {
 		s.propagateFree(h, b.free, a.free)
-		if dFree > 0 {
-			s.raise()
-		}
 	}
 	parent := t.domParent
 	if dCap != 0 { // one pass per changed aggregate: most commits change one or two
@@ -161,11 +158,15 @@ func (s *State) flipIdle(d int32) {
 
 // propagateFree is propagate's part for free GPUs (host h had bFree, has
 // aFree): the free counts, per model and histogram of every domain above h,
-// and the host's touch.
+// and the host's touch, recorded as a raise when its free GPUs grew
+// (FreeRaised).
 func (s *State) propagateFree(h HostID, bFree, aFree int32) {
 	t := s.t
 	m, nm, nb := int32(t.hostModel[h]), int32(s.nm), int32(s.nb)
 	s.touch(h)
+	if aFree > bFree {
+		s.raise()
+	}
 	if nm > 1 {
 		s.propagateModel(h, m, aFree-bFree)
 	}
@@ -397,9 +398,6 @@ func (s *State) commitMask(h HostID, lo, n int, old, mask uint64, idle bool) {
 		b, a := int32(s.hostFree[h]), int32(bits.OnesCount64(mask))
 		s.hostFree[h] = uint8(a)
 		s.propagateFree(h, b, a)
-		if a > b {
-			s.raise()
-		}
 	}
 	w, bit := &s.idleHostW[h>>6], uint64(1)<<(uint(h)&63)
 	if was := *w&bit != 0; idle != was {
